@@ -1,0 +1,1 @@
+//! Claude Code provider: argv builder and stream-json decoder.

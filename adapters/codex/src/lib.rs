@@ -1,0 +1,1 @@
+//! Codex provider: argv builder and exec --json decoder.

@@ -1,0 +1,1 @@
+//! Scripted fake model server speaking Anthropic, OpenAI Responses and Gemini wire formats.

@@ -1,0 +1,1 @@
+//! Sandboxed workspace file access and the artifact bundle under .forgecode/runs/<id>/.

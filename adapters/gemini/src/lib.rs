@@ -1,0 +1,1 @@
+//! Gemini CLI provider: argv builder and stream-json decoder.

@@ -1,0 +1,1 @@
+//! Logger over tracing and Metrics over prometheus-client, plus no-op variants.

@@ -1,0 +1,8 @@
+//! forge-testkit: hand-written fakes of every port, fixture loaders, and the fake agent CLI
+//! binary (`fake-agent-cli`) that tests drive through scenario knobs.
+//!
+//! Fakes are adapters too: they implement the ports, so they live beside the real adapters
+//! and the use cases are tested against them.
+
+pub mod fakes;
+pub mod fixtures;

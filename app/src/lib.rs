@@ -1,0 +1,1 @@
+//! Use cases composed from ports: CodeAgent run/stream/cancel, provider registry, configuration.

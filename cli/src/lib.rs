@@ -1,0 +1,1 @@
+//! composition root

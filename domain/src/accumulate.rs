@@ -1,0 +1,188 @@
+//! Folding a canonical event stream into result pieces. Shared by every decoder, so tool
+//! call pairing, changed files and session facts follow one rule.
+
+use crate::event::AgentEvent;
+use crate::ids::SessionId;
+use crate::tool::{ToolCall, ToolCallStatus};
+use crate::usage::Usage;
+
+/// What a run's events add up to so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventAccumulator {
+    pub session_id: Option<SessionId>,
+    pub model: Option<String>,
+    pub cli_version: Option<String>,
+    /// Tool calls in start order, results paired by call id.
+    pub tool_calls: Vec<ToolCall>,
+    /// Complete text blocks, and delta runs joined, in order.
+    pub text_blocks: Vec<String>,
+    /// Assistant text after the last tool result (deltas joined): the final answer for CLIs
+    /// that do not repeat it in a result event.
+    pub text_after_last_tool: String,
+    pub changed_files: Vec<String>,
+    pub last_usage: Option<Usage>,
+    /// Set by a `Completed` event.
+    pub completed: Option<AgentEvent>,
+    in_delta_run: bool,
+}
+
+impl EventAccumulator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn observe(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::SessionStarted {
+                session_id,
+                model,
+                cli_version,
+                ..
+            } => {
+                self.session_id = Some(session_id.clone());
+                if model.is_some() {
+                    self.model.clone_from(model);
+                }
+                if cli_version.is_some() {
+                    self.cli_version.clone_from(cli_version);
+                }
+            }
+            AgentEvent::Text { text, delta } => {
+                if *delta && self.in_delta_run {
+                    if let Some(last) = self.text_blocks.last_mut() {
+                        last.push_str(text);
+                    }
+                } else {
+                    self.text_blocks.push(text.clone());
+                }
+                self.in_delta_run = *delta;
+                self.text_after_last_tool.push_str(text);
+            }
+            AgentEvent::ToolCallStarted {
+                call_id,
+                kind,
+                name,
+                input,
+            } => {
+                self.in_delta_run = false;
+                self.tool_calls.push(ToolCall {
+                    id: call_id.clone(),
+                    kind: *kind,
+                    name: name.clone(),
+                    input: input.clone(),
+                    output: None,
+                    is_error: false,
+                    exit_code: None,
+                    status: ToolCallStatus::Pending,
+                });
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                kind,
+                name,
+                output,
+                is_error,
+                exit_code,
+            } => {
+                self.in_delta_run = false;
+                self.text_after_last_tool.clear();
+                let status = if *is_error {
+                    ToolCallStatus::Failed
+                } else {
+                    ToolCallStatus::Completed
+                };
+                match self.tool_calls.iter_mut().rev().find(|c| &c.id == call_id) {
+                    Some(call) => {
+                        call.output.clone_from(output);
+                        call.is_error = *is_error;
+                        call.exit_code = *exit_code;
+                        call.status = status;
+                    }
+                    // A result without a start (the start line was lost): keep it anyway.
+                    None => self.tool_calls.push(ToolCall {
+                        id: call_id.clone(),
+                        kind: *kind,
+                        name: name.clone(),
+                        input: serde_json::Value::Null,
+                        output: output.clone(),
+                        is_error: *is_error,
+                        exit_code: *exit_code,
+                        status,
+                    }),
+                }
+            }
+            AgentEvent::FileChanged { path, .. } => {
+                if !self.changed_files.contains(path) {
+                    self.changed_files.push(path.clone());
+                }
+            }
+            AgentEvent::UsageUpdate { usage } => self.last_usage = Some(*usage),
+            AgentEvent::Completed { usage, .. } => {
+                if usage.is_some() {
+                    self.last_usage = *usage;
+                }
+                self.completed = Some(event.clone());
+            }
+            _ => {}
+        }
+    }
+
+    /// The last complete text block (or delta run), if any.
+    pub fn last_text(&self) -> Option<&str> {
+        self.text_blocks.last().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::ToolKind;
+
+    #[test]
+    fn pairs_tool_calls_and_joins_deltas() {
+        let mut acc = EventAccumulator::new();
+        let events = [
+            AgentEvent::Text {
+                text: "I'll ".into(),
+                delta: true,
+            },
+            AgentEvent::Text {
+                text: "write.".into(),
+                delta: true,
+            },
+            AgentEvent::ToolCallStarted {
+                call_id: "t1".into(),
+                kind: ToolKind::FileWrite,
+                name: "Write".into(),
+                input: serde_json::json!({"file_path": "a"}),
+            },
+            AgentEvent::ToolCallFinished {
+                call_id: "t1".into(),
+                kind: ToolKind::FileWrite,
+                name: "Write".into(),
+                output: Some("ok".into()),
+                is_error: false,
+                exit_code: None,
+            },
+            AgentEvent::Text {
+                text: "Done".into(),
+                delta: true,
+            },
+            AgentEvent::Text {
+                text: ".".into(),
+                delta: true,
+            },
+        ];
+        for e in &events {
+            acc.observe(e);
+        }
+        assert_eq!(
+            acc.text_blocks,
+            vec!["I'll write.".to_owned(), "Done.".to_owned()]
+        );
+        assert_eq!(acc.text_after_last_tool, "Done.");
+        assert_eq!(acc.tool_calls.len(), 1);
+        assert_eq!(acc.tool_calls[0].status, ToolCallStatus::Completed);
+        assert_eq!(acc.tool_calls[0].output.as_deref(), Some("ok"));
+    }
+}

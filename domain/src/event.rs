@@ -1,0 +1,169 @@
+//! The one canonical event stream. Every provider decodes its CLI's output into these.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::SessionId;
+use crate::raw::RawJson;
+use crate::result::{CostSource, ExecutionStatus};
+use crate::tool::ToolKind;
+use crate::usage::Usage;
+
+/// How a file changed, where the CLI says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileChangeKind {
+    Added,
+    Modified,
+    Deleted,
+    Renamed,
+    Unknown,
+}
+
+/// One thing that happened in a run. Serialised with a `type` tag in snake_case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The CLI announced its session.
+    SessionStarted {
+        session_id: SessionId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cli_version: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<String>,
+    },
+    /// Assistant text: a piece of a longer message (`delta: true`) or a whole block.
+    Text {
+        text: String,
+        delta: bool,
+    },
+    /// Model reasoning, when the CLI shows it.
+    Thinking {
+        text: String,
+        delta: bool,
+    },
+    ToolCallStarted {
+        call_id: String,
+        kind: ToolKind,
+        name: String,
+        input: serde_json::Value,
+    },
+    ToolCallFinished {
+        call_id: String,
+        kind: ToolKind,
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+        is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+    },
+    FileChanged {
+        path: String,
+        change: FileChangeKind,
+    },
+    /// Usage so far (cumulative for this run, as far as the CLI reports it).
+    UsageUpdate {
+        usage: Usage,
+    },
+    /// The CLI will retry a failed model call (rate limit, server error, cut stream).
+    Retry {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempt: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_attempts: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delay_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        http_status: Option<u16>,
+        rate_limited: bool,
+        message: String,
+    },
+    Warning {
+        message: String,
+    },
+    /// An error the CLI reported; the run may go on (see `Completed`).
+    Error {
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+    },
+    /// The CLI's own end-of-run report.
+    Completed {
+        status: ExecutionStatus,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result_text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_source: Option<CostSource>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        num_turns: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
+    /// A JSON event of a kind this decoder does not know: kept whole.
+    Unknown {
+        kind: String,
+        raw: RawJson,
+    },
+    /// A line that is not JSON (a warning printed to stdout, a truncated line): kept whole.
+    Unparsed {
+        raw: String,
+    },
+    /// A stdout line over the reader's cap: its size and first bytes; reading went on.
+    OversizeLine {
+        size_bytes: u64,
+        prefix: String,
+    },
+}
+
+impl AgentEvent {
+    /// The serialised `type` tag, for logs, metrics and summaries.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentEvent::SessionStarted { .. } => "session_started",
+            AgentEvent::Text { .. } => "text",
+            AgentEvent::Thinking { .. } => "thinking",
+            AgentEvent::ToolCallStarted { .. } => "tool_call_started",
+            AgentEvent::ToolCallFinished { .. } => "tool_call_finished",
+            AgentEvent::FileChanged { .. } => "file_changed",
+            AgentEvent::UsageUpdate { .. } => "usage_update",
+            AgentEvent::Retry { .. } => "retry",
+            AgentEvent::Warning { .. } => "warning",
+            AgentEvent::Error { .. } => "error",
+            AgentEvent::Completed { .. } => "completed",
+            AgentEvent::Unknown { .. } => "unknown",
+            AgentEvent::Unparsed { .. } => "unparsed",
+            AgentEvent::OversizeLine { .. } => "oversize_line",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialise_with_a_snake_case_type_tag() {
+        let ev = AgentEvent::Unknown {
+            kind: "rate_limit_event".into(),
+            raw: RawJson::from_line(r#"{"type":"rate_limit_event"}"#),
+        };
+        let json = serde_json::to_string(&ev).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"unknown","kind":"rate_limit_event","raw":{"type":"rate_limit_event"}}"#
+        );
+        let back: AgentEvent = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, ev);
+        assert_eq!(back.kind(), "unknown");
+    }
+}

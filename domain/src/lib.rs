@@ -1,0 +1,35 @@
+//! forge-domain: the pure heart of forge-code-agent.
+//!
+//! Everything here is data and rules: identifiers, the execution request and result, the one
+//! canonical event stream every provider decodes into, and the policies (status derivation,
+//! timeout priority, workspace paths, secret redaction). Nothing here reads a clock, the
+//! environment, the file system or a process; adapters do that and hand values in.
+
+pub mod accumulate;
+pub mod error;
+pub mod event;
+pub mod ids;
+pub mod path_policy;
+pub mod pricing;
+pub mod raw;
+pub mod redact;
+pub mod request;
+pub mod result;
+pub mod status;
+pub mod timeout;
+pub mod tool;
+pub mod usage;
+
+pub use accumulate::EventAccumulator;
+pub use error::ForgeError;
+pub use event::{AgentEvent, FileChangeKind};
+pub use ids::{IdError, ProviderId, RunId, SessionId};
+pub use pricing::{ModelPrice, PricingTable};
+pub use raw::RawJson;
+pub use redact::Redactor;
+pub use request::{ExecutionMode, ExecutionRequest, PermissionMode};
+pub use result::{CostSource, ExecutionMetadata, ExecutionResult, ExecutionStatus};
+pub use status::{StatusInputs, derive_status};
+pub use timeout::{TimeoutSources, resolve_timeout};
+pub use tool::{ToolCall, ToolCallStatus, ToolDefinition, ToolKind};
+pub use usage::Usage;

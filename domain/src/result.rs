@@ -1,0 +1,104 @@
+//! What a run produced: one shape for every provider.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ForgeError;
+use crate::ids::{ProviderId, RunId, SessionId};
+use crate::raw::RawJson;
+use crate::tool::ToolCall;
+use crate::usage::Usage;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionStatus {
+    /// The CLI said it succeeded and exited 0.
+    Success,
+    /// The CLI reported an error, exited non-zero, or forge refused the run.
+    Error,
+    /// The run ended before the CLI's own end-of-run report: crash, timeout, cancel.
+    Partial,
+}
+
+/// Whether a cost came from the CLI or from forge's pricing table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostSource {
+    Reported,
+    Estimated,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ExecutionMetadata {
+    #[serde(default)]
+    pub run_id: Option<RunId>,
+    #[serde(default)]
+    pub session_id: Option<SessionId>,
+    #[serde(default)]
+    pub cli_version: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    #[serde(default)]
+    pub cost_source: Option<CostSource>,
+    #[serde(default)]
+    pub num_turns: Option<u32>,
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// Where the session lives: resuming it must use the same directory.
+    #[serde(default)]
+    pub workdir: Option<String>,
+    /// Files the agent reported changing, workspace-relative where possible.
+    #[serde(default)]
+    pub changed_files: Vec<String>,
+    /// Notes on how numbers were computed (e.g. "usage is this run's share of a resumed
+    /// thread's cumulative total").
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutionResult {
+    pub status: ExecutionStatus,
+    pub provider: ProviderId,
+    /// The final assistant answer.
+    pub content: String,
+    /// Every line the CLI printed on stdout, JSON kept verbatim, other text as strings.
+    pub raw_events: Vec<RawJson>,
+    pub tool_calls: Vec<ToolCall>,
+    pub errors: Vec<ForgeError>,
+    pub metadata: ExecutionMetadata,
+}
+
+impl ExecutionResult {
+    /// An empty result for `provider`, to be filled as the run goes.
+    pub fn empty(provider: ProviderId, status: ExecutionStatus) -> Self {
+        Self {
+            status,
+            provider,
+            content: String::new(),
+            raw_events: Vec::new(),
+            tool_calls: Vec::new(),
+            errors: Vec::new(),
+            metadata: ExecutionMetadata::default(),
+        }
+    }
+
+    pub fn was_cancelled(&self) -> bool {
+        self.errors
+            .iter()
+            .any(|e| matches!(e, ForgeError::Cancelled))
+    }
+
+    pub fn timed_out(&self) -> bool {
+        self.errors
+            .iter()
+            .any(|e| matches!(e, ForgeError::ProviderTimeout { .. }))
+    }
+}

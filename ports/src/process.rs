@@ -1,0 +1,220 @@
+//! Spawning and supervising a child process. Only `forge-adapter-process` implements this.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use forge_domain::{ForgeError, Redactor};
+
+/// The child's environment: inherited (or cleared), then `remove`, then `set`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvSpec {
+    pub inherit: bool,
+    pub set: BTreeMap<String, String>,
+    pub remove: Vec<String>,
+}
+
+impl Default for EnvSpec {
+    fn default() -> Self {
+        Self {
+            inherit: true,
+            set: BTreeMap::new(),
+            remove: Vec::new(),
+        }
+    }
+}
+
+/// Where a prepared file's bytes come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileSource {
+    Contents(Vec<u8>),
+    /// Copied from this path when it exists; skipped (not an error) when it does not.
+    CopyOf(PathBuf),
+}
+
+/// A file written before the child starts (per-run CLI home, settings, config).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedFile {
+    /// Absolute path.
+    pub path: PathBuf,
+    pub source: FileSource,
+}
+
+/// Everything needed to start one CLI process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: EnvSpec,
+    /// Written to the child's stdin, which is then closed. `None`: stdin is /dev/null.
+    pub stdin: Option<Vec<u8>>,
+    /// Files to write before spawning; parent directories are created.
+    pub files: Vec<PreparedFile>,
+    /// Shown in [`ForgeError::ExecutableNotFound`] when `program` cannot be found.
+    pub install_hint: Option<String>,
+}
+
+impl Invocation {
+    /// An invocation of `program` with `args` in `cwd`, inheriting the environment.
+    pub fn new(program: impl Into<PathBuf>, args: Vec<String>, cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            args,
+            cwd: cwd.into(),
+            env: EnvSpec::default(),
+            stdin: None,
+            files: Vec::new(),
+            install_hint: None,
+        }
+    }
+}
+
+/// Graces of the kill ladder: SIGINT → `interrupt_grace` → SIGTERM → `terminate_grace` →
+/// SIGKILL, each sent to the whole process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KillLadder {
+    pub interrupt_grace: Duration,
+    pub terminate_grace: Duration,
+}
+
+impl Default for KillLadder {
+    fn default() -> Self {
+        Self {
+            interrupt_grace: Duration::from_secs(2),
+            terminate_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SpawnOptions {
+    /// A stdout line longer than this becomes [`StdoutItem::Oversize`]; reading goes on.
+    pub max_line_bytes: usize,
+    /// How much of stderr's end is kept for error messages.
+    pub stderr_tail_bytes: usize,
+    /// Full copies of stdout / stderr (redacted) for the artifact bundle.
+    pub stdout_log: Option<PathBuf>,
+    pub stderr_log: Option<PathBuf>,
+    /// Applied to what is written to the logs and kept in the stderr tail.
+    pub redactor: Redactor,
+    /// After the child exits, how long to keep reading stdout that a leftover grandchild
+    /// holds open before the group is killed and the stream closed.
+    pub drain_after_exit: Duration,
+}
+
+impl Default for SpawnOptions {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: 64 * 1024 * 1024,
+            stderr_tail_bytes: 64 * 1024,
+            stdout_log: None,
+            stderr_log: None,
+            redactor: Redactor::new(),
+            drain_after_exit: Duration::from_millis(500),
+        }
+    }
+}
+
+/// One unit of the child's stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StdoutItem {
+    /// A line without its terminator (`\n` or `\r\n`); invalid UTF-8 replaced.
+    Line { line_no: u64, text: String },
+    /// A line over the cap: its size and first bytes. The rest was skipped, not buffered.
+    Oversize {
+        line_no: u64,
+        size_bytes: u64,
+        prefix: String,
+    },
+}
+
+/// How the child ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProcessExit {
+    /// `None` when killed by a signal.
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    /// The last `stderr_tail_bytes` of stderr, redacted.
+    pub stderr_tail: String,
+    pub stderr_bytes: u64,
+}
+
+/// Output of a short command run to completion (`--version`, `auth status`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CapturedOutput {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+#[async_trait]
+pub trait ProcessRunner: Send + Sync {
+    /// Starts the child in its own process group, with stdin as the invocation says, after
+    /// writing the invocation's files.
+    ///
+    /// # Errors
+    /// - [`ForgeError::ExecutableNotFound`] when `program` is not a file and not on PATH
+    ///   (carrying the invocation's install hint);
+    /// - [`ForgeError::Io`] when a prepared file cannot be written or the spawn fails otherwise.
+    async fn spawn(
+        &self,
+        invocation: Invocation,
+        options: SpawnOptions,
+    ) -> Result<Box<dyn RunningProcess>, ForgeError>;
+
+    /// Runs a short command to completion, killing its group after `timeout`.
+    ///
+    /// # Errors
+    /// - [`ForgeError::ExecutableNotFound`] as for `spawn`;
+    /// - [`ForgeError::ProviderTimeout`] when it did not finish within `timeout`;
+    /// - [`ForgeError::Io`] for other failures.
+    async fn output(
+        &self,
+        invocation: Invocation,
+        timeout: Duration,
+    ) -> Result<CapturedOutput, ForgeError>;
+
+    /// Where `program` would be found: itself when it contains a `/` and exists, else the
+    /// first match on PATH. `None` when not found (not an error: callers report it).
+    fn locate(&self, program: &Path) -> Option<PathBuf>;
+}
+
+/// A running child. Dropping it kills the whole group with SIGKILL.
+#[async_trait]
+pub trait RunningProcess: Send {
+    fn pid(&self) -> Option<u32>;
+
+    /// The next stdout item, `Ok(None)` once stdout is finished (EOF, or the child exited and
+    /// the drain window passed). Cancel-safe: usable in `select!` without losing items.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when reading the pipe fails; the stream is finished after that.
+    async fn next_stdout(&mut self) -> Result<Option<StdoutItem>, ForgeError>;
+
+    /// A handle that stops the child from another task while this one keeps reading.
+    fn killer(&self) -> Arc<dyn ProcessKiller>;
+
+    /// Waits for the child to exit and for stderr to be drained, then kills whatever is
+    /// left of its process group (grandchildren never outlive a run).
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when waiting fails.
+    async fn wait(&mut self) -> Result<ProcessExit, ForgeError>;
+}
+
+#[async_trait]
+pub trait ProcessKiller: Send + Sync {
+    /// Walks the kill ladder on the whole group until the child has exited; returns at once
+    /// when it already has. Idempotent.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when a signal cannot be sent for a reason other than the group
+    /// being gone.
+    async fn shutdown(&self, ladder: KillLadder) -> Result<(), ForgeError>;
+
+    /// SIGKILL to the whole group now (a second Ctrl-C).
+    fn kill_now(&self);
+}
