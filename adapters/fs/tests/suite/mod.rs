@@ -1,0 +1,3 @@
+mod artifacts;
+mod listing;
+mod workspace;
