@@ -1,1 +1,19 @@
-//! Use cases composed from ports: CodeAgent run/stream/cancel, provider registry, configuration.
+//! forge-app: the use cases, written against the ports only.
+//!
+//! [`CodeAgent`] runs or streams one request through a provider chosen by id from a
+//! [`ProviderRegistry`]; the binary (the composition root) fills the registry and the
+//! [`Runtime`] with real adapters, tests fill them with fakes.
+
+pub mod agent;
+pub mod assemble;
+pub mod config;
+pub mod execution;
+pub mod handle;
+pub mod registry;
+pub mod runtime;
+
+pub use agent::{CodeAgent, CodeAgentBuilder};
+pub use assemble::{AssembleInputs, assemble_result, decode_transcript};
+pub use handle::{RunCanceller, RunHandle};
+pub use registry::{ProviderFactory, ProviderRegistry};
+pub use runtime::Runtime;

@@ -111,10 +111,8 @@ impl EventAccumulator {
                     }),
                 }
             }
-            AgentEvent::FileChanged { path, .. } => {
-                if !self.changed_files.contains(path) {
-                    self.changed_files.push(path.clone());
-                }
+            AgentEvent::FileChanged { path, .. } if !self.changed_files.contains(path) => {
+                self.changed_files.push(path.clone());
             }
             AgentEvent::UsageUpdate { usage } => self.last_usage = Some(*usage),
             AgentEvent::Completed { usage, .. } => {

@@ -21,7 +21,10 @@ pub struct Transcript {
 impl Transcript {
     /// The exit code recorded in the meta file.
     pub fn exit_code(&self) -> Option<i32> {
-        self.meta.get("exit_code").and_then(serde_json::Value::as_i64).map(|c| c as i32)
+        self.meta
+            .get("exit_code")
+            .and_then(serde_json::Value::as_i64)
+            .map(|c| c as i32)
     }
 }
 
@@ -35,16 +38,29 @@ pub fn transcripts(cli: &str) -> Vec<Transcript> {
     let mut versions: Vec<PathBuf> = versions.filter_map(|e| e.ok().map(|e| e.path())).collect();
     versions.sort();
     for vdir in versions {
-        let Ok(entries) = std::fs::read_dir(&vdir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&vdir) else {
+            continue;
+        };
         let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         files.sort();
         for f in files {
-            let Some(name) = f.file_name().and_then(|n| n.to_str()) else { continue };
-            let Some(scenario) = name.strip_suffix(".jsonl") else { continue };
-            let read = |suffix: &str| std::fs::read_to_string(vdir.join(format!("{scenario}{suffix}"))).unwrap_or_default();
+            let Some(name) = f.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let Some(scenario) = name.strip_suffix(".jsonl") else {
+                continue;
+            };
+            let read = |suffix: &str| {
+                std::fs::read_to_string(vdir.join(format!("{scenario}{suffix}")))
+                    .unwrap_or_default()
+            };
             out.push(Transcript {
                 cli: cli.to_owned(),
-                version: vdir.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned(),
+                version: vdir
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or_default()
+                    .to_owned(),
                 scenario: scenario.to_owned(),
                 stdout: read(".jsonl"),
                 stderr: read(".stderr.txt"),

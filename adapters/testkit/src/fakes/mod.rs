@@ -1,1 +1,16 @@
-//! Hand-written fakes of the ports (filled in with the app use cases).
+//! Hand-written fakes of the ports. Deterministic, in memory, and recording what they were
+//! asked, so tests assert behaviour without processes or disks.
+
+pub mod artifacts;
+pub mod clock;
+pub mod echo_provider;
+pub mod observe;
+pub mod process;
+pub mod workspace;
+
+pub use artifacts::{MemoryArtifactStore, StoredRun};
+pub use clock::{FixedClock, SequentialIds};
+pub use echo_provider::EchoProvider;
+pub use observe::{RecordingLogger, RecordingMetrics};
+pub use process::{ScriptStep, ScriptedProcessRunner, ScriptedRun};
+pub use workspace::PassthroughWorkspace;

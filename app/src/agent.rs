@@ -1,0 +1,297 @@
+//! `CodeAgent`: the library's front door.
+//!
+//! ```text
+//! let agent = CodeAgent::builder(runtime, registry)
+//!     .provider("claude")
+//!     .workdir("/path/to/repo")
+//!     .timeout(Duration::from_secs(600))
+//!     .build()?;
+//! let result = agent.run(agent.request("Fix the failing test")).await;
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use forge_domain::{
+    ExecutionMode, ExecutionRequest, ExecutionResult, ForgeError, ProviderId, Redactor,
+    TimeoutSources, resolve_timeout,
+};
+use forge_ports::{KillLadder, Provider, ProviderSettings, SpawnOptions};
+use tokio::sync::mpsc;
+
+use crate::execution::{RunPlan, execute};
+use crate::handle::{RunCanceller, RunHandle};
+use crate::registry::ProviderRegistry;
+use crate::runtime::Runtime;
+
+/// How many events a stream buffers before the run waits for its reader.
+const STREAM_BUFFER: usize = 1024;
+
+pub struct CodeAgentBuilder {
+    runtime: Runtime,
+    registry: ProviderRegistry,
+    default_provider: Option<String>,
+    settings: BTreeMap<String, ProviderSettings>,
+    workdir: Option<PathBuf>,
+    timeout: Option<Duration>,
+    global_timeout: Option<Duration>,
+    ladder: KillLadder,
+    max_line_bytes: usize,
+    redactor: Redactor,
+}
+
+impl CodeAgentBuilder {
+    /// The provider used when a request does not name one (by registry name).
+    pub fn provider(mut self, id: impl Into<String>) -> Self {
+        self.default_provider = Some(id.into());
+        self
+    }
+
+    /// Settings of one provider (binary, env, home, model, pricing, default timeout).
+    pub fn provider_settings(mut self, id: impl Into<String>, settings: ProviderSettings) -> Self {
+        self.settings.insert(id.into(), settings);
+        self
+    }
+
+    /// Default workspace of requests made with [`CodeAgent::request`].
+    pub fn workdir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.workdir = Some(dir.into());
+        self
+    }
+
+    /// The agent-level timeout (a request's own timeout wins over it).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The global fallback timeout, below provider defaults.
+    pub fn global_timeout(mut self, timeout: Duration) -> Self {
+        self.global_timeout = Some(timeout);
+        self
+    }
+
+    pub fn kill_ladder(mut self, ladder: KillLadder) -> Self {
+        self.ladder = ladder;
+        self
+    }
+
+    /// Cap of one stdout line (default 64 MiB); longer lines become an oversize event.
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
+        self
+    }
+
+    /// Secrets to mask in artifacts and logs, besides those in each run's environment.
+    pub fn redactor(mut self, redactor: Redactor) -> Self {
+        self.redactor = redactor;
+        self
+    }
+
+    /// Builds every registered provider with its settings.
+    ///
+    /// # Errors
+    /// [`ForgeError::ProviderNotSupported`] when the default provider or a provider with
+    /// settings is not registered, or the registry is empty; [`ForgeError::InvalidRequest`] for a bad provider name.
+    pub fn build(self) -> Result<CodeAgent, ForgeError> {
+        let invalid = |e: forge_domain::IdError| ForgeError::InvalidRequest {
+            reason: e.to_string(),
+        };
+        for name in self.settings.keys() {
+            let id = ProviderId::new(name.clone()).map_err(invalid)?;
+            if !self.registry.ids().any(|r| r == &id) {
+                return Err(self.registry.not_supported(name));
+            }
+        }
+        let mut providers = BTreeMap::new();
+        for id in self.registry.ids() {
+            let settings = self.settings.get(id.as_str()).cloned().unwrap_or_default();
+            providers.insert(id.clone(), self.registry.build(id, settings)?);
+        }
+        let default_provider = match self.default_provider {
+            Some(name) => {
+                let id = ProviderId::new(name.clone()).map_err(invalid)?;
+                if !providers.contains_key(&id) {
+                    return Err(self.registry.not_supported(&name));
+                }
+                id
+            }
+            None => match providers.keys().next() {
+                Some(first) => first.clone(),
+                None => return Err(self.registry.not_supported("(none: the registry is empty)")),
+            },
+        };
+        Ok(CodeAgent {
+            inner: Arc::new(Inner {
+                runtime: self.runtime,
+                registry: self.registry,
+                providers,
+                default_provider,
+                workdir: self.workdir,
+                timeout_ms: self.timeout.map(duration_ms),
+                global_timeout_ms: self.global_timeout.map(duration_ms),
+                ladder: self.ladder,
+                max_line_bytes: self.max_line_bytes,
+                redactor: self.redactor,
+            }),
+        })
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+struct Inner {
+    runtime: Runtime,
+    registry: ProviderRegistry,
+    providers: BTreeMap<ProviderId, Arc<dyn Provider>>,
+    default_provider: ProviderId,
+    workdir: Option<PathBuf>,
+    timeout_ms: Option<u64>,
+    global_timeout_ms: Option<u64>,
+    ladder: KillLadder,
+    max_line_bytes: usize,
+    redactor: Redactor,
+}
+
+/// Runs and streams requests through registered providers. Cheap to clone.
+#[derive(Clone)]
+pub struct CodeAgent {
+    inner: Arc<Inner>,
+}
+
+impl CodeAgent {
+    pub fn builder(runtime: Runtime, registry: ProviderRegistry) -> CodeAgentBuilder {
+        CodeAgentBuilder {
+            runtime,
+            registry,
+            default_provider: None,
+            settings: BTreeMap::new(),
+            workdir: None,
+            timeout: None,
+            global_timeout: None,
+            ladder: KillLadder::default(),
+            max_line_bytes: SpawnOptions::default().max_line_bytes,
+            redactor: Redactor::new(),
+        }
+    }
+
+    /// A request for the default provider (the one set with `provider`, else the first
+    /// registered) in the default workdir (`.` when none was set).
+    pub fn request(&self, prompt: impl Into<String>) -> ExecutionRequest {
+        let provider = self.inner.default_provider.clone();
+        let workdir = self
+            .inner
+            .workdir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("."));
+        ExecutionRequest::new(provider, prompt, workdir)
+    }
+
+    /// The provider registered as `id`.
+    ///
+    /// # Errors
+    /// [`ForgeError::ProviderNotSupported`] when there is none.
+    pub fn provider(&self, id: &ProviderId) -> Result<Arc<dyn Provider>, ForgeError> {
+        self.inner
+            .providers
+            .get(id)
+            .cloned()
+            .ok_or_else(|| self.inner.registry.not_supported(id.as_str()))
+    }
+
+    pub fn providers(&self) -> impl Iterator<Item = &Arc<dyn Provider>> {
+        self.inner.providers.values()
+    }
+
+    pub fn runtime(&self) -> &Runtime {
+        &self.inner.runtime
+    }
+
+    /// Runs `request` to the end. Never fails: every problem is in the result's `errors`,
+    /// with status error or partial, and the artifact bundle is written.
+    pub async fn run(&self, mut request: ExecutionRequest) -> ExecutionResult {
+        request.mode = ExecutionMode::Run;
+        let canceller = RunCanceller::new();
+        match self.plan(request) {
+            Ok(plan) => execute(self.inner.runtime.clone(), plan, None, canceller).await,
+            Err(result) => *result,
+        }
+    }
+
+    /// Starts `request` and returns at once with a handle streaming its events.
+    pub fn stream(&self, mut request: ExecutionRequest) -> RunHandle {
+        request.mode = ExecutionMode::Stream;
+        let canceller = RunCanceller::new();
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        let provider = request.provider.clone();
+        match self.plan(request) {
+            Ok(plan) => {
+                let run_id = plan.run_id.clone();
+                let task = tokio::spawn(execute(
+                    self.inner.runtime.clone(),
+                    plan,
+                    Some(tx),
+                    canceller.clone(),
+                ));
+                RunHandle {
+                    run_id,
+                    provider,
+                    events: rx,
+                    canceller,
+                    task,
+                }
+            }
+            Err(result) => {
+                let result = *result;
+                let run_id = result
+                    .metadata
+                    .run_id
+                    .clone()
+                    .unwrap_or_else(|| self.inner.runtime.ids.run_id());
+                let task = tokio::spawn(async move { result });
+                RunHandle {
+                    run_id,
+                    provider,
+                    events: rx,
+                    canceller,
+                    task,
+                }
+            }
+        }
+    }
+
+    fn plan(&self, request: ExecutionRequest) -> Result<RunPlan, Box<ExecutionResult>> {
+        let run_id = self.inner.runtime.ids.run_id();
+        let Some(provider) = self.inner.providers.get(&request.provider).cloned() else {
+            let mut result = ExecutionResult::empty(
+                request.provider.clone(),
+                forge_domain::ExecutionStatus::Error,
+            );
+            result.metadata.run_id = Some(run_id);
+            result.metadata.workdir = Some(request.workdir.display().to_string());
+            result
+                .errors
+                .push(self.inner.registry.not_supported(request.provider.as_str()));
+            return Err(Box::new(result));
+        };
+        let timeout_ms = resolve_timeout(TimeoutSources {
+            call_ms: request.timeout_ms,
+            agent_ms: self.inner.timeout_ms,
+            provider_default_ms: provider.settings().timeout_ms,
+            global_ms: self.inner.global_timeout_ms,
+        });
+        Ok(RunPlan {
+            provider,
+            request,
+            run_id,
+            timeout_ms,
+            ladder: self.inner.ladder,
+            max_line_bytes: self.inner.max_line_bytes,
+            redactor: self.inner.redactor.clone(),
+        })
+    }
+}

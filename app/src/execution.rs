@@ -1,0 +1,394 @@
+//! One run, start to finish: workspace, bundle, invocation, supervised child, decoding,
+//! cancel and timeout, result. The single code path behind `run` and `stream`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use forge_domain::{
+    AgentEvent, ExecutionRequest, ExecutionResult, ExecutionStatus, ForgeError, RawJson, Redactor,
+    RunId,
+};
+use forge_ports::{
+    InvocationContext, KillLadder, Provider, RunArtifacts, RunLogger, RunRecord, SpawnOptions,
+    StdoutItem,
+};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::assemble::{AssembleInputs, assemble_result};
+use crate::handle::RunCanceller;
+use crate::runtime::Runtime;
+
+/// Everything decided before a run starts.
+pub(crate) struct RunPlan {
+    pub provider: Arc<dyn Provider>,
+    pub request: ExecutionRequest,
+    pub run_id: RunId,
+    pub timeout_ms: Option<u64>,
+    pub ladder: KillLadder,
+    pub max_line_bytes: usize,
+    pub redactor: Redactor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Cancelled,
+    TimedOut,
+}
+
+/// Where decoded events go: the bundle, the log, and the live stream if anyone listens.
+struct Delivery<'a> {
+    bundle: &'a mut dyn RunArtifacts,
+    log: &'a dyn RunLogger,
+    sink: Option<mpsc::Sender<AgentEvent>>,
+    artifact_error: Option<ForgeError>,
+}
+
+impl Delivery<'_> {
+    async fn deliver(&mut self, batch: &mut Vec<AgentEvent>) {
+        if batch.is_empty() {
+            return;
+        }
+        if let Err(e) = self.bundle.append_events(batch).await {
+            self.artifact_error.get_or_insert(e);
+        }
+        for event in batch.iter() {
+            self.log.event(event);
+        }
+        if let Some(sink) = &self.sink {
+            for event in batch.drain(..) {
+                if sink.send(event).await.is_err() {
+                    // The reader went away; the run goes on and keeps its result.
+                    self.sink = None;
+                    break;
+                }
+            }
+        }
+        batch.clear();
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+pub(crate) async fn execute(
+    rt: Runtime,
+    plan: RunPlan,
+    sink: Option<mpsc::Sender<AgentEvent>>,
+    canceller: RunCanceller,
+) -> ExecutionResult {
+    let provider_id = plan.provider.id();
+    let started_mono = rt.clock.monotonic_ms();
+    let log = rt.logger.run(&plan.run_id, &provider_id);
+    rt.metrics.execution_started(&provider_id);
+
+    let result = execute_inner(&rt, plan, sink, &canceller, log.as_ref(), started_mono).await;
+
+    let duration = Duration::from_millis(rt.clock.monotonic_ms().saturating_sub(started_mono));
+    rt.metrics.execution_finished(
+        &provider_id,
+        result.status,
+        duration,
+        result.timed_out(),
+        result.was_cancelled(),
+    );
+    log.finished(&result);
+    result
+}
+
+fn failed(plan: &RunPlan, workdir: Option<&PathBuf>, error: ForgeError) -> ExecutionResult {
+    let mut result = ExecutionResult::empty(plan.provider.id(), ExecutionStatus::Error);
+    result.metadata.run_id = Some(plan.run_id.clone());
+    result.metadata.workdir = workdir.map(|w| w.display().to_string());
+    result.errors.push(error);
+    result
+}
+
+async fn execute_inner(
+    rt: &Runtime,
+    mut plan: RunPlan,
+    sink: Option<mpsc::Sender<AgentEvent>>,
+    canceller: &RunCanceller,
+    log: &dyn RunLogger,
+    started_mono: u64,
+) -> ExecutionResult {
+    let provider = Arc::clone(&plan.provider);
+    let settings = provider.settings().clone();
+
+    // Without a usable workspace there is nowhere to put a bundle: report and stop.
+    let workdir = match rt.workspace.open(&plan.request.workdir).await {
+        Ok(w) => w,
+        Err(e) => return failed(&plan, Some(&plan.request.workdir), e),
+    };
+    plan.request.workdir = workdir.clone();
+
+    // A resumed session runs in the home its first run used, or the CLI will not find it.
+    let prior = match &plan.request.resume_session_id {
+        Some(sid) => rt
+            .artifacts
+            .find_session(&workdir, sid)
+            .await
+            .ok()
+            .flatten(),
+        None => None,
+    };
+
+    let mut record = RunRecord {
+        run_id: plan.run_id.clone(),
+        provider: provider.id(),
+        workdir: workdir.clone(),
+        home: None,
+        started_at_ms: rt.clock.now_ms(),
+        finished_at_ms: None,
+        session_id: plan.request.resume_session_id.clone(),
+        status: None,
+        pid: None,
+    };
+    let mut bundle = match rt.artifacts.create_run(&record, &plan.request).await {
+        Ok(b) => b,
+        Err(e) => return failed(&plan, Some(&workdir), e),
+    };
+    let home = settings
+        .home
+        .clone()
+        .or_else(|| prior.as_ref().and_then(|p| p.home.clone()))
+        .or_else(|| settings.isolate_home.then(|| bundle.dir().join("home")));
+    record.home.clone_from(&home);
+    log.info(&format!("run started in {}", workdir.display()));
+
+    let in_repository = match &rt.vcs {
+        Some(vcs) => vcs.is_repository(&workdir).await.ok(),
+        None => None,
+    };
+    let ctx = InvocationContext {
+        run_id: plan.run_id.clone(),
+        run_dir: bundle.dir().to_path_buf(),
+        home,
+        in_repository,
+        resumed_usage: None,
+    };
+
+    let mut delivery = Delivery {
+        bundle: bundle.as_mut(),
+        log,
+        sink,
+        artifact_error: None,
+    };
+
+    let invocation = match provider.invocation(&plan.request, &ctx) {
+        Ok(inv) => inv,
+        Err(e) => return finish_failed(rt, &plan, &mut record, &mut delivery, &workdir, e).await,
+    };
+    let redactor = plan
+        .redactor
+        .clone()
+        .with_secret_env(
+            invocation
+                .env
+                .set
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .with_secret_env(
+            plan.request
+                .env
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+    let options = SpawnOptions {
+        max_line_bytes: plan.max_line_bytes,
+        stdout_log: Some(delivery.bundle.stdout_log()),
+        stderr_log: Some(delivery.bundle.stderr_log()),
+        redactor: redactor.clone(),
+        ..SpawnOptions::default()
+    };
+    let mut child = match rt.runner.spawn(invocation, options).await {
+        Ok(c) => c,
+        Err(e) => return finish_failed(rt, &plan, &mut record, &mut delivery, &workdir, e).await,
+    };
+    record.pid = child.pid();
+
+    let mut decoder = provider.decoder(&plan.request);
+    let killer = child.killer();
+    let deadline = plan
+        .timeout_ms
+        .map(|ms| Instant::now() + Duration::from_millis(ms));
+    let mut stop: Option<Stop> = None;
+    let mut killed = false;
+    let mut shutdown_task = None;
+    let mut raw_events: Vec<RawJson> = Vec::new();
+    let mut runtime_errors: Vec<ForgeError> = Vec::new();
+    let mut batch: Vec<AgentEvent> = Vec::new();
+
+    loop {
+        let item = tokio::select! {
+            biased;
+            () = canceller.kill.cancelled(), if !killed => {
+                killer.kill_now();
+                killed = true;
+                stop.get_or_insert(Stop::Cancelled);
+                continue;
+            }
+            () = canceller.cancel.cancelled(), if stop.is_none() => {
+                stop = Some(Stop::Cancelled);
+                let killer = Arc::clone(&killer);
+                let ladder = plan.ladder;
+                shutdown_task = Some(tokio::spawn(async move { killer.shutdown(ladder).await }));
+                continue;
+            }
+            () = sleep_until_opt(deadline), if stop.is_none() && deadline.is_some() => {
+                stop = Some(Stop::TimedOut);
+                let killer = Arc::clone(&killer);
+                let ladder = plan.ladder;
+                shutdown_task = Some(tokio::spawn(async move { killer.shutdown(ladder).await }));
+                continue;
+            }
+            item = child.next_stdout() => item,
+        };
+        match item {
+            Ok(Some(StdoutItem::Line { line_no, text })) => {
+                if text.trim().is_empty() {
+                    continue;
+                }
+                raw_events.push(RawJson::from_line(&text));
+                if let Err(e) = decoder.decode_line(line_no, &text, &mut batch) {
+                    rt.metrics.parse_error(&provider.id());
+                    runtime_errors.push(e);
+                }
+            }
+            Ok(Some(StdoutItem::Oversize {
+                line_no,
+                size_bytes,
+                prefix,
+            })) => {
+                raw_events.push(RawJson::string(&format!(
+                    "<line {line_no} of {size_bytes} bytes skipped: over the {} byte cap; full text in stdout.log>",
+                    plan.max_line_bytes
+                )));
+                runtime_errors.push(ForgeError::parsing(
+                    line_no,
+                    &prefix,
+                    format!(
+                        "line of {size_bytes} bytes is over the {} byte cap",
+                        plan.max_line_bytes
+                    ),
+                ));
+                rt.metrics.parse_error(&provider.id());
+                batch.push(AgentEvent::OversizeLine { size_bytes, prefix });
+            }
+            Ok(None) => break,
+            Err(e) => {
+                runtime_errors.push(e);
+                break;
+            }
+        }
+        delivery.deliver(&mut batch).await;
+    }
+
+    if let Some(task) = shutdown_task {
+        match task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => runtime_errors.push(e),
+            Err(e) => runtime_errors.push(ForgeError::io("kill ladder task", e)),
+        }
+    }
+    let exit = match child.wait().await {
+        Ok(exit) => Some(exit),
+        Err(e) => {
+            runtime_errors.push(e);
+            None
+        }
+    };
+    drop(child);
+
+    // Cancel wins races: a cancel that arrived while the child was ending still counts.
+    let cancelled = stop == Some(Stop::Cancelled) || canceller.is_cancelled();
+    let timed_out_after_ms =
+        (!cancelled && stop == Some(Stop::TimedOut)).then_some(plan.timeout_ms.unwrap_or(0));
+    if cancelled {
+        batch.push(AgentEvent::Error {
+            message: "run cancelled".into(),
+            code: Some("cancelled".into()),
+        });
+    } else if let Some(ms) = timed_out_after_ms {
+        batch.push(AgentEvent::Error {
+            message: format!("timed out after {ms} ms"),
+            code: Some("timeout".into()),
+        });
+    }
+    delivery.deliver(&mut batch).await;
+    if let Some(e) = delivery.artifact_error.take() {
+        runtime_errors.push(e);
+    }
+
+    let pieces = decoder.finish(exit.as_ref());
+    let duration_ms = rt.clock.monotonic_ms().saturating_sub(started_mono);
+    let result = assemble_result(
+        pieces,
+        AssembleInputs {
+            provider: provider.id(),
+            run_id: Some(plan.run_id.clone()),
+            workdir: Some(workdir.display().to_string()),
+            raw_events,
+            runtime_errors,
+            exit,
+            cancelled,
+            timed_out_after_ms,
+            duration_ms: Some(duration_ms),
+        },
+    );
+    finish_bundle(rt, &mut record, delivery.bundle, &result, &redactor).await
+}
+
+/// A failure after the bundle exists: the bundle still gets its result.
+async fn finish_failed(
+    rt: &Runtime,
+    plan: &RunPlan,
+    record: &mut RunRecord,
+    delivery: &mut Delivery<'_>,
+    workdir: &PathBuf,
+    error: ForgeError,
+) -> ExecutionResult {
+    let mut batch = vec![AgentEvent::Error {
+        message: error.to_string(),
+        code: Some(error.kind().to_owned()),
+    }];
+    delivery.deliver(&mut batch).await;
+    let result = failed(plan, Some(workdir), error);
+    finish_bundle(rt, record, delivery.bundle, &result, &plan.redactor).await
+}
+
+async fn finish_bundle(
+    rt: &Runtime,
+    record: &mut RunRecord,
+    bundle: &mut dyn RunArtifacts,
+    result: &ExecutionResult,
+    redactor: &Redactor,
+) -> ExecutionResult {
+    record.finished_at_ms = Some(rt.clock.now_ms());
+    record.status = Some(result.status);
+    if result.metadata.session_id.is_some() {
+        record.session_id.clone_from(&result.metadata.session_id);
+    }
+    let on_disk = redacted(result, redactor);
+    let mut result = result.clone();
+    if let Err(e) = bundle.finish(record, &on_disk).await {
+        result.errors.push(e);
+    }
+    result
+}
+
+/// The result with this run's secrets masked, for the bundle. Round-trips through JSON text
+/// so every string field is covered; falls back to the original if that fails.
+fn redacted(result: &ExecutionResult, redactor: &Redactor) -> ExecutionResult {
+    let Ok(text) = serde_json::to_string(result) else {
+        return result.clone();
+    };
+    let masked = redactor.redact(&text);
+    serde_json::from_str(&masked).unwrap_or_else(|_| result.clone())
+}

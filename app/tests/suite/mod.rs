@@ -1,0 +1,3 @@
+mod harness;
+mod run;
+mod stream_cancel;
