@@ -1,1 +1,42 @@
-//! Codex provider: argv builder and exec --json decoder.
+//! Codex provider: argv builder and `codex exec --json` decoder.
+//!
+//! A pure translator: request → [`forge_ports::Invocation`] (`codex exec --json … -`, prompt
+//! on stdin), stdout line → canonical [`forge_domain::AgentEvent`]s, end → result pieces.
+//! It spawns nothing itself; `detect` runs `codex --version` and `codex login status` through
+//! the [`forge_ports::ProcessRunner`] port.
+
+pub mod argv;
+pub mod decode;
+pub mod features;
+pub mod health;
+pub mod home;
+mod items;
+pub mod provider;
+mod result;
+mod retry;
+pub mod tools;
+mod wire;
+
+use std::sync::Arc;
+
+use forge_domain::ProviderId;
+use forge_ports::{Provider, ProviderSettings};
+
+pub use argv::{DEFAULT_BINARY, INSTALL_HINT};
+pub use decode::CodexDecoder;
+pub use features::{CliFeatures, PINNED_VERSION, SUPPORTED_RANGE};
+pub use home::{MOCK_API_KEY_ENV, mock_provider_config};
+pub use provider::CodexProvider;
+
+/// The provider's registry name.
+pub const ID: &str = "codex";
+
+/// The provider id `codex`.
+pub fn provider_id() -> ProviderId {
+    ProviderId::new(ID).unwrap_or_else(|_| unreachable!("`codex` is a valid provider id"))
+}
+
+/// The Codex provider, configured by `settings`.
+pub fn provider(settings: ProviderSettings) -> Arc<dyn Provider> {
+    Arc::new(CodexProvider::new(settings))
+}

@@ -1,0 +1,239 @@
+//! `item.started|updated|completed` → canonical events.
+//!
+//! Messages and reasoning arrive whole on `item.completed` (Codex's JSON mode never streams
+//! tokens). Tool-like items pair by item id: `item.started` opens a call, `item.completed`
+//! closes it, and a completion with no start (older releases report `file_change` only when
+//! done) yields both events.
+
+use forge_domain::{AgentEvent, FileChangeKind};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::decode::{CodexDecoder, unknown, warning};
+use crate::tools::tool_kind;
+use crate::wire::{Change, Item, McpResult};
+
+impl CodexDecoder {
+    pub(crate) fn on_item(
+        &mut self,
+        phase: &str,
+        mut item: Item<'_>,
+        raw: &str,
+        out: &mut Vec<AgentEvent>,
+    ) {
+        let completed = phase == "item.completed";
+        let kind_text = item.kind.take();
+        let kind = kind_text.as_deref().unwrap_or("untyped");
+        match kind {
+            "agent_message" => {
+                if let (true, Some(text)) = (completed, item.text) {
+                    let ev = AgentEvent::Text {
+                        text: text.into_owned(),
+                        delta: false,
+                    };
+                    self.emit(ev, out);
+                }
+            }
+            "reasoning" => {
+                if let (true, Some(text)) = (completed, item.text.filter(|t| !t.is_empty())) {
+                    let ev = AgentEvent::Thinking {
+                        text: text.into_owned(),
+                        delta: false,
+                    };
+                    self.emit(ev, out);
+                }
+            }
+            // Non-fatal notices: config warnings, deprecations, model fallback metadata.
+            "error" => {
+                if let (true, Some(message)) = (completed, item.message) {
+                    if self.model_from_run.is_none() {
+                        self.model_from_run = model_in_metadata_notice(&message);
+                    }
+                    self.emit(warning(message.into_owned()), out);
+                }
+            }
+            _ if tool_kind(kind).is_some() => self.on_tool_item(kind, completed, item, out),
+            other => self.emit(unknown(&format!("item/{other}"), raw), out),
+        }
+    }
+
+    fn on_tool_item(
+        &mut self,
+        kind: &str,
+        completed: bool,
+        item: Item<'_>,
+        out: &mut Vec<AgentEvent>,
+    ) {
+        let tool = tool_kind(kind).unwrap_or(forge_domain::ToolKind::Other);
+        let call_id = match item.id.as_deref() {
+            Some(id) => id.to_owned(),
+            None => format!("{kind}_{}", self.acc.tool_calls.len()),
+        };
+        if !self.open_calls.contains(&call_id) {
+            let ev = AgentEvent::ToolCallStarted {
+                call_id: call_id.clone(),
+                kind: tool,
+                name: kind.to_owned(),
+                input: tool_input(kind, &item),
+            };
+            self.emit(ev, out);
+            self.open_calls.insert(call_id.clone());
+        }
+        if !completed {
+            return;
+        }
+        self.open_calls.remove(&call_id);
+        let status = item.status.as_deref().unwrap_or("completed");
+        let failed = matches!(status, "failed" | "declined");
+        let exit_code = item.exit_code.and_then(|c| i32::try_from(c).ok());
+        let (output, is_error) = match kind {
+            "command_execution" => (
+                item.aggregated_output.as_deref().map(str::to_owned),
+                failed || exit_code.is_some_and(|c| c != 0),
+            ),
+            "mcp_tool_call" => match item.error.as_ref().and_then(|e| e.message.as_deref()) {
+                Some(message) => (Some(message.to_owned()), true),
+                None => (item.result.map(mcp_output), failed),
+            },
+            _ => (None, failed),
+        };
+        let ev = AgentEvent::ToolCallFinished {
+            call_id,
+            kind: tool,
+            name: kind.to_owned(),
+            output,
+            is_error,
+            exit_code,
+        };
+        self.emit(ev, out);
+        if kind == "file_change" && !failed {
+            if let Some(changes) = item.changes {
+                self.emit_file_changes(changes, out);
+            }
+        }
+    }
+
+    fn emit_file_changes(&mut self, changes: &RawValue, out: &mut Vec<AgentEvent>) {
+        let Ok(changes) = serde_json::from_str::<Vec<Change<'_>>>(changes.get()) else {
+            self.emit(
+                warning("codex file_change with unreadable changes".into()),
+                out,
+            );
+            return;
+        };
+        for change in changes {
+            let ev = AgentEvent::FileChanged {
+                path: relative_to(&self.workdir, &change.path),
+                change: change_kind(change.kind),
+            };
+            self.emit(ev, out);
+        }
+    }
+}
+
+/// The tool call's input: what the item says the agent asked for.
+fn tool_input(kind: &str, item: &Item<'_>) -> Value {
+    let raw = |v: Option<&RawValue>| {
+        v.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+            .unwrap_or(Value::Null)
+    };
+    let text = |v: Option<&str>| v.map_or(Value::Null, |s| Value::String(s.to_owned()));
+    let mut input = serde_json::Map::new();
+    match kind {
+        "command_execution" => {
+            input.insert("command".into(), text(item.command.as_deref()));
+        }
+        "file_change" => {
+            input.insert("changes".into(), raw(item.changes));
+        }
+        "mcp_tool_call" => {
+            input.insert("server".into(), text(item.server.as_deref()));
+            input.insert("tool".into(), text(item.tool.as_deref()));
+            input.insert("arguments".into(), raw(item.arguments));
+        }
+        "web_search" => {
+            input.insert("query".into(), text(item.query.as_deref()));
+            if item.action.is_some() {
+                input.insert("action".into(), raw(item.action));
+            }
+        }
+        _ => {}
+    }
+    Value::Object(input)
+}
+
+/// An MCP result as text: its text contents joined, else the result JSON itself.
+fn mcp_output(result: &RawValue) -> String {
+    let texts: Vec<String> = serde_json::from_str::<McpResult<'_>>(result.get())
+        .map(|r| {
+            r.content
+                .into_iter()
+                .filter(|c| c.kind.as_deref().is_none_or(|k| k == "text"))
+                .filter_map(|c| c.text.map(|t| t.into_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if texts.is_empty() {
+        result.get().to_owned()
+    } else {
+        texts.join("\n")
+    }
+}
+
+fn change_kind(kind: Option<&RawValue>) -> FileChangeKind {
+    match kind.map(RawValue::get) {
+        Some("\"add\"") => FileChangeKind::Added,
+        Some("\"update\"") => FileChangeKind::Modified,
+        Some("\"delete\"") => FileChangeKind::Deleted,
+        _ => FileChangeKind::Unknown,
+    }
+}
+
+/// `path` relative to `workdir` when it lies inside it; unchanged otherwise.
+pub(crate) fn relative_to(workdir: &str, path: &str) -> String {
+    let base = workdir.trim_end_matches('/');
+    if base.is_empty() {
+        return path.to_owned();
+    }
+    match path
+        .strip_prefix(base)
+        .and_then(|rest| rest.strip_prefix('/'))
+    {
+        Some(rest) if !rest.is_empty() => rest.to_owned(),
+        _ => path.to_owned(),
+    }
+}
+
+/// `gpt-5-codex` from "Model metadata for `gpt-5-codex` not found. Defaulting to …".
+fn model_in_metadata_notice(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("Model metadata for `")?;
+    let end = rest.find('`')?;
+    Some(rest[..end].to_owned()).filter(|m| !m.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_inside_the_workdir_become_relative() {
+        let check = |workdir: &str, path: &str, want: &str| {
+            assert_eq!(relative_to(workdir, path), want, "{workdir} {path}");
+        };
+        check("/w", "/w/a/b.txt", "a/b.txt");
+        check("/w/", "/w/a.txt", "a.txt");
+        check("/w", "/wx/a.txt", "/wx/a.txt");
+        check("/w", "/w", "/w");
+        check("/w", "rel.txt", "rel.txt");
+        check("", "/a", "/a");
+    }
+
+    #[test]
+    fn model_names_come_from_the_fallback_notice() {
+        assert_eq!(
+            model_in_metadata_notice("Model metadata for `gpt-fake` not found. Defaulting"),
+            Some("gpt-fake".to_owned())
+        );
+        assert_eq!(model_in_metadata_notice("something else"), None);
+    }
+}

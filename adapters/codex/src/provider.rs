@@ -1,0 +1,126 @@
+//! `CodexProvider`: the `Provider` port for `codex exec --json`.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
+
+use async_trait::async_trait;
+use forge_domain::{ExecutionRequest, ForgeError, PermissionMode, ProviderId, SessionId, Usage};
+use forge_ports::{
+    Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext, ProcessRunner,
+    Provider, ProviderSettings,
+};
+use semver::Version;
+
+use crate::argv::{INSTALL_HINT, build_invocation};
+use crate::decode::CodexDecoder;
+use crate::features::CliFeatures;
+
+/// How many resumed-usage baselines are kept between `invocation` and `decoder`.
+const MAX_BASELINES: usize = 64;
+
+#[derive(Debug)]
+pub struct CodexProvider {
+    settings: ProviderSettings,
+    /// The flag table row in use: the newest known, or the detected version's.
+    features: Mutex<CliFeatures>,
+    /// `ctx.resumed_usage` seen by `invocation`, keyed by the thread being resumed, handed
+    /// to the decoder built next for that thread (the port gives `decoder` no context).
+    baselines: Mutex<BTreeMap<SessionId, Usage>>,
+}
+
+impl CodexProvider {
+    pub fn new(settings: ProviderSettings) -> Self {
+        Self {
+            settings,
+            features: Mutex::new(CliFeatures::newest()),
+            baselines: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Builds argv for a known installed version instead of the newest known one.
+    pub fn with_cli_version(self, version: &Version) -> Self {
+        self.set_features(CliFeatures::for_version(version));
+        self
+    }
+
+    pub fn features(&self) -> CliFeatures {
+        *self.features.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_features(&self, features: CliFeatures) {
+        *self.features.lock().unwrap_or_else(PoisonError::into_inner) = features;
+    }
+
+    /// The concrete decoder (with the resumed thread's baseline when one was recorded).
+    pub fn codex_decoder(&self, request: &ExecutionRequest) -> CodexDecoder {
+        let baseline = request.resume_session_id.as_ref().and_then(|id| {
+            self.baselines
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(id)
+        });
+        CodexDecoder::new(request, &self.settings).with_resumed_usage(baseline)
+    }
+}
+
+#[async_trait]
+impl Provider for CodexProvider {
+    fn id(&self) -> ProviderId {
+        crate::provider_id()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            // `exec --json` prints agent messages whole, never token deltas.
+            streams_text_deltas: false,
+            // No max-turns or budget flag exists; enforcing them is the guarded executor's job.
+            max_turns: false,
+            max_budget: false,
+            resume: self.features().exec_resume,
+            // Tokens only; forge estimates cost from its pricing table.
+            reports_cost: false,
+            allowed_tools: false,
+            append_system_prompt: self.features().developer_instructions,
+            permission_modes: PermissionMode::ALL.to_vec(),
+        }
+    }
+
+    fn install_hint(&self) -> String {
+        INSTALL_HINT.to_owned()
+    }
+
+    fn settings(&self) -> &ProviderSettings {
+        &self.settings
+    }
+
+    fn invocation(
+        &self,
+        request: &ExecutionRequest,
+        ctx: &InvocationContext,
+    ) -> Result<Invocation, ForgeError> {
+        let invocation = build_invocation(&self.settings, self.features(), request, ctx)?;
+        if let (Some(id), Some(usage)) = (&request.resume_session_id, ctx.resumed_usage) {
+            let mut baselines = self
+                .baselines
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if baselines.len() >= MAX_BASELINES {
+                baselines.pop_first();
+            }
+            baselines.insert(id.clone(), usage);
+        }
+        Ok(invocation)
+    }
+
+    fn decoder(&self, request: &ExecutionRequest) -> Box<dyn Decoder> {
+        Box::new(self.codex_decoder(request))
+    }
+
+    async fn detect(&self, runner: &dyn ProcessRunner, env: &EnvSnapshot) -> Detection {
+        let (detection, version) = crate::health::detect(&self.settings, runner, env).await;
+        if let Some(v) = version {
+            self.set_features(CliFeatures::for_version(&v));
+        }
+        detection
+    }
+}

@@ -1,0 +1,124 @@
+//! The `codex exec --json` stream, as far as forge reads it: one borrowed struct per line with
+//! only the fields some event needs (serde skips the rest without allocating).
+//!
+//! Every line is `{"type": …}`: `thread.started`, `turn.started`, `turn.completed`,
+//! `turn.failed`, `error`, and `item.started|updated|completed` carrying an `item` whose own
+//! `type` says what it is (source: codex-rs/exec/src/exec_events.rs, fixtures of 0.169).
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// One stdout line.
+#[derive(Debug, Deserialize)]
+pub struct Line<'a> {
+    /// `None` for the legacy `{"id","msg"}` protocol and other untyped objects.
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    /// `thread.started`.
+    #[serde(borrow, default)]
+    pub thread_id: Option<Cow<'a, str>>,
+    /// `turn.completed`: the thread's cumulative total.
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+    /// `turn.failed`.
+    #[serde(borrow, default)]
+    pub error: Option<Message<'a>>,
+    /// Top-level `error`.
+    #[serde(borrow, default)]
+    pub message: Option<Cow<'a, str>>,
+    /// `item.*`.
+    #[serde(borrow, default)]
+    pub item: Option<Item<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize, Clone, Copy, PartialEq, Eq)]
+pub struct WireUsage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    #[serde(default)]
+    pub cache_write_input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub reasoning_output_tokens: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Message<'a> {
+    #[serde(borrow, default)]
+    pub message: Option<Cow<'a, str>>,
+}
+
+/// An item: the union of the fields of every item type forge reads.
+#[derive(Debug, Deserialize)]
+pub struct Item<'a> {
+    /// `item_N`, a per-process counter: unique within one run only.
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    /// `agent_message`, `reasoning`.
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+    /// `command_execution`.
+    #[serde(borrow, default)]
+    pub command: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub aggregated_output: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    /// `in_progress | completed | failed | declined`.
+    #[serde(borrow, default)]
+    pub status: Option<Cow<'a, str>>,
+    /// `file_change`: kept raw (it is the tool call's input), read again for file events.
+    #[serde(borrow, default)]
+    pub changes: Option<&'a RawValue>,
+    /// `mcp_tool_call`.
+    #[serde(borrow, default)]
+    pub server: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub tool: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub error: Option<Message<'a>>,
+    /// `web_search`.
+    #[serde(borrow, default)]
+    pub query: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub action: Option<&'a RawValue>,
+    /// `error` items (non-fatal warnings).
+    #[serde(borrow, default)]
+    pub message: Option<Cow<'a, str>>,
+}
+
+/// One entry of `file_change.changes`. `kind` is kept raw so a future shape (an object with
+/// `move_path`, say) degrades to an unknown change instead of failing the line.
+#[derive(Debug, Deserialize)]
+pub struct Change<'a> {
+    #[serde(borrow)]
+    pub path: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub kind: Option<&'a RawValue>,
+}
+
+/// `mcp_tool_call.result`: `{content: [{type: "text", text}, …], structured_content}`.
+#[derive(Debug, Deserialize)]
+pub struct McpResult<'a> {
+    #[serde(borrow, default)]
+    pub content: Vec<McpContent<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct McpContent<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+}
