@@ -1,0 +1,4 @@
+mod ids;
+mod init;
+mod logger;
+mod metrics;
