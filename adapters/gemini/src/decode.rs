@@ -1,0 +1,424 @@
+//! The stateful decoder of `gemini -o stream-json` (and, through [`crate::json_output`], of
+//! the single `-o json` object).
+
+use std::collections::HashMap;
+
+use forge_domain::{
+    AgentEvent, CostSource, EventAccumulator, ExecutionStatus, FileChangeKind, ForgeError,
+    PricingTable, RawJson, SessionId, ToolKind, Usage,
+};
+use forge_ports::{Decoder, ProcessExit, ResultPieces};
+
+use crate::cost::{self, ModelUsage};
+use crate::tools::{relative_to, tool_kind, written_path};
+use crate::wire::{KindOnly, StreamEvent, StreamStats};
+
+/// What a decoder needs to know about its run.
+#[derive(Debug, Clone, Default)]
+pub struct DecoderConfig {
+    /// The run's working directory: written paths inside it are reported relative to it.
+    pub workdir: String,
+    /// The model the run asked for (`-m`), if any.
+    pub requested_model: Option<String>,
+    pub pricing: PricingTable,
+}
+
+/// The CLI's own end-of-run report (`result` event or `-o json` object).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunReport {
+    pub success: bool,
+    pub error_type: Option<String>,
+    pub error_message: Option<String>,
+    pub usage: Option<Usage>,
+    pub models: Vec<ModelUsage>,
+    pub cost_usd: Option<f64>,
+    pub duration_ms: Option<u64>,
+}
+
+/// A started tool call, remembered until its result pairs with it.
+#[derive(Debug, Clone)]
+struct PendingTool {
+    name: String,
+    kind: ToolKind,
+    written: Option<String>,
+}
+
+/// Decoder of one gemini run.
+#[derive(Debug)]
+pub struct GeminiDecoder {
+    pub(crate) config: DecoderConfig,
+    pub(crate) acc: EventAccumulator,
+    pending: HashMap<String, PendingTool>,
+    pub(crate) report: Option<RunReport>,
+    /// `response` of a `-o json` document: the whole answer.
+    pub(crate) json_response: Option<String>,
+    /// Numbers tool calls that arrive without an id.
+    tool_call_seq: u64,
+}
+
+impl GeminiDecoder {
+    pub fn new(config: DecoderConfig) -> Self {
+        Self {
+            config,
+            acc: EventAccumulator::new(),
+            pending: HashMap::new(),
+            report: None,
+            json_response: None,
+            tool_call_seq: 0,
+        }
+    }
+
+    pub(crate) fn emit(&mut self, out: &mut Vec<AgentEvent>, event: AgentEvent) {
+        self.acc.observe(&event);
+        out.push(event);
+    }
+
+    fn unknown(&mut self, out: &mut Vec<AgentEvent>, kind: &str, json: &str) {
+        self.emit(
+            out,
+            AgentEvent::Unknown {
+                kind: kind.to_owned(),
+                raw: RawJson::from_parsed(json),
+            },
+        );
+    }
+
+    fn dispatch(&mut self, ev: StreamEvent<'_>, json: &str, out: &mut Vec<AgentEvent>) {
+        match ev.kind.as_ref() {
+            "init" => self.on_init(ev, json, out),
+            "message" => match ev.role.as_deref() {
+                Some("assistant") => {
+                    if let Some(text) = ev.content {
+                        let delta = ev.delta.unwrap_or(false);
+                        self.emit(
+                            out,
+                            AgentEvent::Text {
+                                text: text.into_owned(),
+                                delta,
+                            },
+                        );
+                    }
+                }
+                // The CLI echoes the prompt once; the runtime keeps the raw line.
+                Some("user") => {}
+                _ => self.unknown(out, "message", json),
+            },
+            "tool_use" => self.on_tool_use(ev, out),
+            "tool_result" => self.on_tool_result(ev, out),
+            "error" => {
+                let message = ev.message.map(|m| m.into_owned()).unwrap_or_default();
+                let event = match ev.severity.as_deref() {
+                    Some("warning") => AgentEvent::Warning { message },
+                    severity => AgentEvent::Error {
+                        message,
+                        code: severity.map(str::to_owned),
+                    },
+                };
+                self.emit(out, event);
+            }
+            "result" => self.on_result(ev, out),
+            kind => {
+                let kind = kind.to_owned();
+                self.unknown(out, &kind, json);
+            }
+        }
+    }
+
+    fn on_init(&mut self, ev: StreamEvent<'_>, json: &str, out: &mut Vec<AgentEvent>) {
+        let session = ev
+            .session_id
+            .and_then(|id| SessionId::new(id.into_owned()).ok());
+        match session {
+            Some(session_id) => self.emit(
+                out,
+                AgentEvent::SessionStarted {
+                    session_id,
+                    model: ev.model.map(|m| m.into_owned()),
+                    cwd: None,
+                    cli_version: None,
+                    tools: Vec::new(),
+                },
+            ),
+            None => self.unknown(out, "init", json),
+        }
+    }
+
+    fn on_tool_use(&mut self, ev: StreamEvent<'_>, out: &mut Vec<AgentEvent>) {
+        let name = ev
+            .tool_name
+            .map_or_else(|| "unknown".to_owned(), |n| n.into_owned());
+        self.tool_call_seq += 1;
+        let call_id = ev.tool_id.map_or_else(
+            || format!("{name}#{}", self.tool_call_seq),
+            |id| id.into_owned(),
+        );
+        let input = ev
+            .parameters
+            .map(|raw| serde_json::from_str(raw.get()).unwrap_or(serde_json::Value::Null))
+            .unwrap_or(serde_json::Value::Null);
+        let kind = tool_kind(&name);
+        let written = (kind == ToolKind::FileWrite)
+            .then(|| written_path(&input).map(|p| relative_to(p, &self.config.workdir)))
+            .flatten();
+        self.pending.insert(
+            call_id.clone(),
+            PendingTool {
+                name: name.clone(),
+                kind,
+                written,
+            },
+        );
+        self.emit(
+            out,
+            AgentEvent::ToolCallStarted {
+                call_id,
+                kind,
+                name,
+                input,
+            },
+        );
+    }
+
+    fn on_tool_result(&mut self, ev: StreamEvent<'_>, out: &mut Vec<AgentEvent>) {
+        let call_id = ev.tool_id.map(|id| id.into_owned()).unwrap_or_default();
+        let pending = self.pending.remove(&call_id);
+        let (name, kind, written) = match pending {
+            Some(p) => (p.name, p.kind, p.written),
+            None => ("unknown".to_owned(), ToolKind::Other, None),
+        };
+        let success = ev.status.as_deref() == Some("success");
+        let output = ev
+            .output
+            .map(|o| o.into_owned())
+            .or_else(|| ev.error.and_then(|e| e.message).map(|m| m.into_owned()));
+        let change = if name == "write_file" {
+            FileChangeKind::Unknown
+        } else {
+            FileChangeKind::Modified
+        };
+        self.emit(
+            out,
+            AgentEvent::ToolCallFinished {
+                call_id,
+                kind,
+                name,
+                output,
+                is_error: !success,
+                exit_code: None,
+            },
+        );
+        if let (true, Some(path)) = (success, written) {
+            self.emit(out, AgentEvent::FileChanged { path, change });
+        }
+    }
+
+    fn on_result(&mut self, ev: StreamEvent<'_>, out: &mut Vec<AgentEvent>) {
+        let success = ev.status.as_deref() == Some("success");
+        let (error_type, error_message) = match ev.error {
+            Some(e) => (
+                e.kind.map(|k| k.into_owned()),
+                e.message.map(|m| m.into_owned()),
+            ),
+            None => (None, None),
+        };
+        let stats = ev.stats;
+        let usage = stats.as_ref().map(stream_usage);
+        let models = stats.as_ref().map(stream_models).unwrap_or_default();
+        let duration_ms = stats.as_ref().and_then(|s| s.duration_ms);
+        let report = RunReport {
+            success,
+            error_type,
+            error_message,
+            usage,
+            models,
+            cost_usd: None,
+            duration_ms,
+        };
+        self.close_run(report, None, out);
+    }
+
+    /// Emits the end of a run (usage, error, `Completed`) and keeps the report for `finish`.
+    pub(crate) fn close_run(
+        &mut self,
+        mut report: RunReport,
+        result_text: Option<String>,
+        out: &mut Vec<AgentEvent>,
+    ) {
+        report.cost_usd = report.usage.as_ref().and_then(|usage| {
+            cost::estimate(
+                &self.config.pricing,
+                self.config.requested_model.as_deref(),
+                &report.models,
+                usage,
+            )
+        });
+        if let Some(usage) = report.usage {
+            self.emit(out, AgentEvent::UsageUpdate { usage });
+        }
+        if !report.success {
+            let message = report
+                .error_message
+                .clone()
+                .unwrap_or_else(|| "gemini reported an error".to_owned());
+            self.emit(
+                out,
+                AgentEvent::Error {
+                    message,
+                    code: report.error_type.clone(),
+                },
+            );
+        }
+        let status = if report.success {
+            ExecutionStatus::Success
+        } else {
+            ExecutionStatus::Error
+        };
+        self.emit(
+            out,
+            AgentEvent::Completed {
+                status,
+                stop_reason: report.error_type.clone(),
+                result_text,
+                usage: report.usage,
+                cost_usd: report.cost_usd,
+                cost_source: report.cost_usd.map(|_| CostSource::Estimated),
+                num_turns: None,
+                duration_ms: report.duration_ms,
+            },
+        );
+        self.report = Some(report);
+    }
+
+    /// A line that looked like JSON but did not read as an event.
+    fn recover(
+        &mut self,
+        line_no: u64,
+        line: &str,
+        json: &str,
+        err: &serde_json::Error,
+        out: &mut Vec<AgentEvent>,
+    ) -> Result<(), ForgeError> {
+        if serde_json::from_str::<serde::de::IgnoredAny>(json).is_err() {
+            self.emit(
+                out,
+                AgentEvent::Unparsed {
+                    raw: line.to_owned(),
+                },
+            );
+            return Err(ForgeError::parsing(line_no, line, err));
+        }
+        // Valid JSON of another shape: keep it whole. An event kind we know with fields of
+        // unexpected types is format drift worth reporting; anything else is just unknown.
+        let kind = serde_json::from_str::<KindOnly<'_>>(json)
+            .ok()
+            .and_then(|k| k.kind.map(|k| k.into_owned()));
+        let known = kind.as_deref().is_some_and(is_known_kind);
+        let label = kind.unwrap_or_else(|| {
+            if json.starts_with('[') {
+                "array"
+            } else {
+                "untyped"
+            }
+            .to_owned()
+        });
+        self.unknown(out, &label, json);
+        if known {
+            return Err(ForgeError::parsing(
+                line_no,
+                line,
+                format!("unexpected shape of a {label:?} event: {err}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn is_known_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "init" | "message" | "tool_use" | "tool_result" | "error" | "result"
+    )
+}
+
+fn stream_usage(stats: &StreamStats) -> Usage {
+    Usage {
+        input_tokens: stats.input_tokens,
+        output_tokens: stats.output_tokens,
+        cache_read_tokens: stats.cached,
+        ..Usage::default()
+    }
+}
+
+fn stream_models(stats: &StreamStats) -> Vec<ModelUsage> {
+    stats
+        .models
+        .iter()
+        .map(|(model, m)| ModelUsage {
+            model: model.clone(),
+            usage: Usage {
+                input_tokens: m.input_tokens,
+                output_tokens: m.output_tokens,
+                cache_read_tokens: m.cached,
+                ..Usage::default()
+            },
+        })
+        .collect()
+}
+
+/// Whether a trimmed line should be read as JSON. `[` followed by an upper-case letter is
+/// a log tag (`[STARTUP] …`, `[ERROR] …`), never a JSON array.
+fn looks_like_json(trimmed: &str) -> bool {
+    match trimmed.as_bytes() {
+        [b'{', ..] => true,
+        [b'[', next, ..] => !next.is_ascii_uppercase(),
+        [b'['] => true,
+        _ => false,
+    }
+}
+
+impl Decoder for GeminiDecoder {
+    fn decode_line(
+        &mut self,
+        line_no: u64,
+        line: &str,
+        out: &mut Vec<AgentEvent>,
+    ) -> Result<(), ForgeError> {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            return Ok(());
+        }
+        if !looks_like_json(trimmed) {
+            self.emit(
+                out,
+                AgentEvent::Unparsed {
+                    raw: line.to_owned(),
+                },
+            );
+            return Ok(());
+        }
+        match serde_json::from_str::<StreamEvent<'_>>(trimmed) {
+            Ok(ev) => {
+                self.dispatch(ev, trimmed, out);
+                Ok(())
+            }
+            Err(err) => self.recover(line_no, line, trimmed, &err, out),
+        }
+    }
+
+    fn decode_document(&mut self, text: &str, out: &mut Vec<AgentEvent>) -> Vec<ForgeError> {
+        if crate::json_output::decode_json_document(self, text, out) {
+            return Vec::new();
+        }
+        let mut errors = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if let Err(e) = self.decode_line(i as u64 + 1, line, out) {
+                errors.push(e);
+            }
+        }
+        errors
+    }
+
+    fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {
+        crate::result::finish(self, exit)
+    }
+}
