@@ -1,0 +1,2 @@
+mod cli_harness;
+mod real_clis;
