@@ -1,1 +1,45 @@
 //! Claude Code provider: argv builder and stream-json decoder.
+//!
+//! A pure translator. [`ClaudeProvider::invocation`](forge_ports::Provider::invocation)
+//! turns a request into `claude -p --output-format stream-json --verbose` with the prompt on
+//! stdin; [`ClaudeDecoder`] turns each stdout line into canonical events (one borrowed parse
+//! per line) and the end of the run into result pieces. It spawns nothing itself: `detect`
+//! probes `claude --version` / `claude auth status` through the `ProcessRunner` port.
+
+use std::sync::Arc;
+
+use forge_domain::ProviderId;
+use forge_ports::{Provider, ProviderSettings};
+
+pub mod argv;
+pub mod decode;
+pub mod health;
+pub mod hints;
+pub mod home;
+pub mod provider;
+pub mod result;
+pub mod tools;
+pub mod wire;
+
+pub use argv::DEFAULT_BINARY;
+pub use decode::ClaudeDecoder;
+pub use health::SUPPORTED_VERSIONS;
+pub use home::UserPaths;
+pub use provider::ClaudeProvider;
+
+/// The registry name.
+pub const ID: &str = "claude";
+
+/// [`ID`] as a checked id.
+#[expect(
+    clippy::expect_used,
+    reason = "\"claude\" satisfies the provider id rules (tested)"
+)]
+pub fn provider_id() -> ProviderId {
+    ProviderId::new(ID).expect("\"claude\" is a valid provider id")
+}
+
+/// The Claude Code provider, configured by `settings`.
+pub fn provider(settings: ProviderSettings) -> Arc<dyn Provider> {
+    Arc::new(ClaudeProvider::new(settings))
+}

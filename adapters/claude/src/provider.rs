@@ -1,0 +1,75 @@
+//! `forge_ports::Provider` for Claude Code.
+
+use async_trait::async_trait;
+use forge_domain::{ExecutionRequest, ForgeError, PermissionMode, ProviderId};
+use forge_ports::{
+    Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext, ProcessRunner,
+    Provider, ProviderSettings,
+};
+
+use crate::decode::ClaudeDecoder;
+use crate::home::UserPaths;
+use crate::{argv, health, hints};
+
+#[derive(Debug, Clone)]
+pub struct ClaudeProvider {
+    settings: ProviderSettings,
+    user: UserPaths,
+}
+
+impl ClaudeProvider {
+    /// A provider whose user paths (for copying auth into isolated homes) come from this
+    /// process's `HOME` / `CLAUDE_CONFIG_DIR`.
+    pub fn new(settings: ProviderSettings) -> Self {
+        Self::with_user_paths(settings, UserPaths::from_env())
+    }
+
+    pub fn with_user_paths(settings: ProviderSettings, user: UserPaths) -> Self {
+        Self { settings, user }
+    }
+}
+
+#[async_trait]
+impl Provider for ClaudeProvider {
+    fn id(&self) -> ProviderId {
+        crate::provider_id()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            // With `--include-partial-messages` (extra args); whole blocks otherwise.
+            streams_text_deltas: true,
+            max_turns: true,
+            max_budget: true,
+            resume: true,
+            reports_cost: true,
+            allowed_tools: true,
+            append_system_prompt: true,
+            permission_modes: PermissionMode::ALL.to_vec(),
+        }
+    }
+
+    fn install_hint(&self) -> String {
+        hints::INSTALL.to_owned()
+    }
+
+    fn settings(&self) -> &ProviderSettings {
+        &self.settings
+    }
+
+    fn invocation(
+        &self,
+        request: &ExecutionRequest,
+        ctx: &InvocationContext,
+    ) -> Result<Invocation, ForgeError> {
+        argv::build(&self.settings, &self.user, request, ctx)
+    }
+
+    fn decoder(&self, request: &ExecutionRequest) -> Box<dyn Decoder> {
+        Box::new(ClaudeDecoder::new(request, self.settings.pricing.clone()))
+    }
+
+    async fn detect(&self, runner: &dyn ProcessRunner, env: &EnvSnapshot) -> Detection {
+        health::detect(&self.settings, runner, env).await
+    }
+}

@@ -1,0 +1,256 @@
+//! The Claude Code stream-json wire format, as far as forge reads it.
+//!
+//! One flat [`Line`] covers every top-level message kind: the CLI prints `"type"` anywhere
+//! in the object (last, in `result`), so dispatching first would mean a second pass. Fields
+//! are borrowed from the line and lenient (see [`lenient`]); everything not named here is
+//! skipped by serde without being built.
+
+pub mod lenient;
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::{MapAccess, SeqAccess};
+
+use lenient::{Bool, F64, Leaf, List, Obj, Str, U64, deserialize_leaf};
+
+/// One stdout line (or one element of a `--output-format json --verbose` array).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Line<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Str<'a>,
+    #[serde(borrow)]
+    pub subtype: Str<'a>,
+    #[serde(borrow)]
+    pub session_id: Str<'a>,
+
+    // system/init
+    #[serde(borrow)]
+    pub model: Str<'a>,
+    #[serde(borrow)]
+    pub cwd: Str<'a>,
+    #[serde(borrow)]
+    pub claude_code_version: Str<'a>,
+    #[serde(borrow)]
+    pub tools: List<Str<'a>>,
+
+    // system/api_retry
+    pub attempt: U64,
+    pub max_retries: U64,
+    pub retry_delay_ms: U64,
+    pub error_status: U64,
+    /// api_retry: error category; assistant: the synthetic message's error category.
+    #[serde(borrow)]
+    pub error: Str<'a>,
+
+    // system/permission_denied
+    #[serde(borrow)]
+    pub tool_name: Str<'a>,
+    #[serde(borrow)]
+    pub decision_reason: Str<'a>,
+
+    // assistant / user (`message` is an object there, a string in permission_denied)
+    #[serde(borrow)]
+    pub message: MessageField<'a>,
+    #[serde(borrow)]
+    pub tool_use_result: Obj<ToolUseResult<'a>>,
+
+    // stream_event
+    #[serde(borrow)]
+    pub event: Obj<StreamEvent<'a>>,
+
+    // result
+    pub is_error: Bool,
+    #[serde(borrow)]
+    pub result: Str<'a>,
+    #[serde(borrow)]
+    pub errors: List<Str<'a>>,
+    pub total_cost_usd: F64,
+    pub usage: Obj<WireUsage>,
+    pub num_turns: U64,
+    pub duration_ms: U64,
+    #[serde(borrow)]
+    pub stop_reason: Str<'a>,
+    #[serde(borrow)]
+    pub terminal_reason: Str<'a>,
+    pub api_error_status: U64,
+    /// Top-level on results and synthetic messages: `connection_failed`, …
+    #[serde(borrow)]
+    pub api_error: Str<'a>,
+    #[serde(borrow)]
+    pub permission_denials: List<Obj<Denial<'a>>>,
+}
+
+/// `message`: an Anthropic message object, or (permission_denied) a plain string.
+#[derive(Debug, Default)]
+pub enum MessageField<'a> {
+    #[default]
+    Absent,
+    Object(Message<'a>),
+    Text(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> Leaf<'de> for MessageField<'a> {
+    fn from_str(v: Cow<'de, str>) -> Self {
+        MessageField::Text(v)
+    }
+    fn from_map<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        let obj: Obj<Message<'a>> = Leaf::from_map(map)?;
+        Ok(obj.0.map_or(MessageField::Absent, MessageField::Object))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MessageField<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        deserialize_leaf(d)
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Message<'a> {
+    #[serde(borrow)]
+    pub model: Str<'a>,
+    #[serde(borrow)]
+    pub content: Content<'a>,
+}
+
+/// Message or tool-result content: a plain string or a list of blocks.
+#[derive(Debug, Default)]
+pub enum Content<'a> {
+    #[default]
+    Absent,
+    Text(Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
+}
+
+impl<'de: 'a, 'a> Leaf<'de> for Content<'a> {
+    fn from_str(v: Cow<'de, str>) -> Self {
+        Content::Text(v)
+    }
+    fn from_seq<A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error> {
+        let list: List<Obj<Block<'a>>> = Leaf::from_seq(seq)?;
+        Ok(Content::Blocks(
+            list.0.into_iter().filter_map(|b| b.0).collect(),
+        ))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        deserialize_leaf(d)
+    }
+}
+
+impl Content<'_> {
+    /// The text of the content: the string itself, or the text blocks joined by newlines.
+    pub fn joined_text(&self) -> Option<String> {
+        match self {
+            Content::Absent => None,
+            Content::Text(t) => Some(t.clone().into_owned()),
+            Content::Blocks(blocks) => {
+                let mut out = String::new();
+                for text in blocks.iter().filter_map(|b| b.text.as_deref()) {
+                    if !out.is_empty() {
+                        out.push('\n');
+                    }
+                    out.push_str(text);
+                }
+                Some(out)
+            }
+        }
+    }
+}
+
+/// A content block: text, thinking, tool_use, tool_result (fields of all kinds, flat).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Str<'a>,
+    #[serde(borrow)]
+    pub text: Str<'a>,
+    #[serde(borrow)]
+    pub thinking: Str<'a>,
+    #[serde(borrow)]
+    pub id: Str<'a>,
+    #[serde(borrow)]
+    pub name: Str<'a>,
+    /// Tool input: the one place a `Value` is built (it is kept in the result).
+    pub input: Option<serde_json::Value>,
+    #[serde(borrow)]
+    pub tool_use_id: Str<'a>,
+    #[serde(borrow)]
+    pub content: Content<'a>,
+    pub is_error: Bool,
+}
+
+/// `tool_use_result` of a user line: only whether a write created or updated its file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ToolUseResult<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Str<'a>,
+}
+
+/// The raw Anthropic stream event inside a `stream_event` line.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct StreamEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Str<'a>,
+    #[serde(borrow)]
+    pub delta: Obj<Delta<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Delta<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Str<'a>,
+    #[serde(borrow)]
+    pub text: Str<'a>,
+    #[serde(borrow)]
+    pub thinking: Str<'a>,
+}
+
+/// The result's main-loop usage (Anthropic counters).
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct WireUsage {
+    pub input_tokens: U64,
+    pub output_tokens: U64,
+    pub cache_read_input_tokens: U64,
+    pub cache_creation_input_tokens: U64,
+}
+
+impl WireUsage {
+    pub fn to_usage(self) -> forge_domain::Usage {
+        forge_domain::Usage {
+            input_tokens: self.input_tokens.get().unwrap_or(0),
+            output_tokens: self.output_tokens.get().unwrap_or(0),
+            cache_read_tokens: self.cache_read_input_tokens.get().unwrap_or(0),
+            cache_write_tokens: self.cache_creation_input_tokens.get().unwrap_or(0),
+            reasoning_tokens: 0,
+        }
+    }
+}
+
+/// One entry of `permission_denials`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Denial<'a> {
+    #[serde(borrow)]
+    pub tool_name: Str<'a>,
+}
+
+/// Just the `type`, for lines whose full shape could not be read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct KindOnly<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Str<'a>,
+    #[serde(borrow)]
+    pub subtype: Str<'a>,
+}
