@@ -8,6 +8,7 @@ pub mod agent;
 pub mod assemble;
 pub mod config;
 pub mod execution;
+pub mod from_config;
 pub mod handle;
 pub mod registry;
 pub mod runtime;
