@@ -1,1 +1,50 @@
-//! The only crate that spawns processes: process groups, bounded line reading, the kill ladder.
+//! forge-adapter-process: the only crate that spawns processes.
+//!
+//! [`TokioProcessRunner`] implements [`forge_ports::ProcessRunner`]. Every child it starts:
+//!
+//! - leads its own **process group** (pgid = child pid), and every signal forge sends goes to
+//!   the whole group, so the CLI's own children (MCP servers, shells, `sleep`s) go with it;
+//! - has **stdin** on `/dev/null`, or a pipe that receives the invocation's payload and is
+//!   then closed (codex waits forever on an open stdin);
+//! - gets an **explicit environment**: inherited or cleared, then `remove`, then `set`;
+//! - dies with forge, twice over:
+//!   - `PR_SET_PDEATHSIG = SIGKILL` on the child (Linux). Beware: it fires when the *thread*
+//!     that spawned the child exits, not the process. tokio's worker threads live as long as
+//!     the runtime, so spawn from async code, never from a `spawn_blocking` thread that may be
+//!     retired while the child runs;
+//!   - a **lifeline watchdog** (`lifeline.rs`) for the grandchildren, which the death signal
+//!     does not reach: a tiny process forked between `fork` and `exec`, inside the group, that
+//!     blocks reading a pipe whose only write end forge holds. When forge dies (even by
+//!     SIGKILL) or the run is over, the read returns end-of-file and the watchdog SIGKILLs
+//!     the whole group, itself included;
+//! - is **killed on drop** of its [`TokioRunningProcess`] (SIGKILL to the group).
+//!
+//! Stdout is read as **bounded lines** ([`lines::BoundedLines`]): `\n` ends a line, a
+//! trailing `\r` is stripped, invalid UTF-8 is replaced, **blank lines are skipped** (they
+//! still count in line numbers, which start at 1 and match the stdout log), and a line over
+//! `max_line_bytes` becomes [`forge_ports::StdoutItem::Oversize`] while the rest of it is
+//! skipped without being buffered. Stderr is read concurrently: a redacted copy goes to the
+//! log, its redacted tail to [`forge_ports::ProcessExit::stderr_tail`].
+//!
+//! Stopping: [`forge_ports::ProcessKiller::shutdown`] walks SIGINT → grace → SIGTERM →
+//! grace → SIGKILL on the group. After the child exits, a grandchild still holding stdout
+//! gets `drain_after_exit` to finish, then the group is killed; the stream never hangs.
+//!
+//! Not covered: a descendant that leaves the group on purpose (`setsid`, `setpgid`) escapes
+//! group signals and the watchdog; only a cgroup would catch it.
+
+pub mod lines;
+
+mod files;
+mod group;
+mod lifeline;
+mod locate;
+mod log_sink;
+mod output;
+mod runner;
+mod running;
+mod stderr;
+mod stdout;
+
+pub use runner::TokioProcessRunner;
+pub use running::TokioRunningProcess;

@@ -1,1 +1,288 @@
-fn main() {}
+//! fake-agent-cli: a stand-in for `claude` / `codex` / `gemini`, driven by environment knobs,
+//! for tests of process supervision, decoding and artifacts. Synchronous, std-only.
+//!
+//! Steps, in this order (each only when its knob is set):
+//!
+//! | knob | effect |
+//! |---|---|
+//! | `FAKE_IGNORE_SIGINT=1`, `FAKE_IGNORE_SIGTERM=1` | ignore that signal (kill-ladder tests) |
+//! | `FAKE_ANNOUNCE=1` | print `{"type":"started","pid":N}` |
+//! | `FAKE_READ_STDIN=1` | read stdin to end-of-file, print `{"type":"stdin","bytes":N,"text":T}` |
+//! | `FAKE_GRANDCHILD=detached\|inherit` | start `sleep 1000` (stdio null, or inheriting stdout/stderr), print `{"type":"grandchild","pid":N}` |
+//! | `FAKE_PRINT_ARGS=1` | print `{"type":"args","args":[...]}` |
+//! | `FAKE_PRINT_ENV=A,B` | print `{"type":"env","vars":{"A":value-or-null,...}}` |
+//! | `FAKE_PRINT_CWD=1` | print `{"type":"cwd","cwd":PATH}` |
+//! | `FAKE_STDERR=text` | write `text` and a newline to stderr |
+//! | `FAKE_SECRET=value` | print `value` in a stdout JSON line and on stderr |
+//! | `FAKE_CRLF=1` | print `{"type":"crlf"}` ended by CRLF, then a blank CRLF line |
+//! | `FAKE_INVALID_UTF8=1` | print a JSON line with the bytes `FF FE` inside a string |
+//! | `FAKE_TRUNCATED=1` | print `{"type":"text","text":"cut` (a JSON line cut in half) |
+//! | `FAKE_HUGE_LINE_MB=n` | print one JSON line of n MiB, then `{"type":"after_huge"}` |
+//! | `FAKE_REPLAY=path` | replay the file's lines to stdout, `FAKE_DELAY_MS=n` apart |
+//! | `FAKE_EVENTS=n` | print n lines `{"type":"text","i":I}` as fast as possible |
+//! | `FAKE_REPLAY_STDERR=path` | copy the file to stderr |
+//! | `FAKE_HANG=1` | sleep forever |
+//! | `FAKE_EXIT=n` | exit with code n (default 0) |
+//!
+//! `FAKE_CRASH_AFTER=n` kills the process with SIGKILL right after its n-th stdout line.
+//! `--help` prints this list; `--version` prints `FAKE_VERSION` (default `0.0.0-fake`).
+//! Every other argument is ignored (and shown by `FAKE_PRINT_ARGS`).
+#![expect(
+    unsafe_code,
+    reason = "ignoring signals and killing itself need two libc calls"
+)]
+
+use std::io::{BufWriter, Read, Write};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use serde_json::json;
+
+const HELP: &str = "\
+fake-agent-cli: a fake coding-agent CLI for tests, driven by environment variables.
+
+  FAKE_IGNORE_SIGINT=1 / FAKE_IGNORE_SIGTERM=1   ignore that signal
+  FAKE_ANNOUNCE=1            print {\"type\":\"started\",\"pid\":N}
+  FAKE_READ_STDIN=1          read stdin to EOF, print {\"type\":\"stdin\",\"bytes\":N,\"text\":T}
+  FAKE_GRANDCHILD=MODE       start `sleep 1000` (MODE detached: stdio null; inherit: shares
+                             stdout/stderr), print {\"type\":\"grandchild\",\"pid\":N}
+  FAKE_PRINT_ARGS=1          print {\"type\":\"args\",\"args\":[...]}
+  FAKE_PRINT_ENV=A,B         print {\"type\":\"env\",\"vars\":{...}} (null when unset)
+  FAKE_PRINT_CWD=1           print {\"type\":\"cwd\",\"cwd\":PATH}
+  FAKE_STDERR=TEXT           write TEXT to stderr
+  FAKE_SECRET=VALUE          print VALUE on stdout (in a JSON line) and on stderr
+  FAKE_CRLF=1                print a CRLF-terminated line and a blank CRLF line
+  FAKE_INVALID_UTF8=1        print a line with invalid UTF-8
+  FAKE_TRUNCATED=1           print a JSON line cut in half
+  FAKE_HUGE_LINE_MB=N        print one line of N MiB, then {\"type\":\"after_huge\"}
+  FAKE_REPLAY=PATH           replay PATH's lines to stdout
+  FAKE_DELAY_MS=N            pause N ms between replayed lines
+  FAKE_EVENTS=N              print N lines {\"type\":\"text\",\"i\":I}, fast
+  FAKE_REPLAY_STDERR=PATH    copy PATH to stderr
+  FAKE_CRASH_AFTER=N         SIGKILL itself after the N-th stdout line
+  FAKE_HANG=1                sleep forever at the end
+  FAKE_EXIT=N                exit code (default 0)
+  FAKE_VERSION=V             what --version prints (default 0.0.0-fake)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        let _ = std::io::stdout().write_all(HELP.as_bytes());
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "--version") {
+        let version = var("FAKE_VERSION").unwrap_or_else(|| "0.0.0-fake".into());
+        let _ = writeln!(std::io::stdout(), "{version}");
+        return ExitCode::SUCCESS;
+    }
+    ignore_signals();
+    let mut out = Out::new(number("FAKE_CRASH_AFTER"));
+    preamble(&mut out, &args);
+    special_lines(&mut out);
+    main_stream(&mut out);
+    if let Some(path) = var("FAKE_REPLAY_STDERR") {
+        let _ = std::fs::read(&path).map(|bytes| std::io::stderr().write_all(&bytes));
+    }
+    out.flush();
+    if flag("FAKE_HANG") {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    let code = number("FAKE_EXIT").unwrap_or(0);
+    ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX))
+}
+
+/// Stdout with a line counter for `FAKE_CRASH_AFTER`. Write errors (a reader gone) are
+/// ignored: the fake goes on like a CLI that does not check.
+struct Out {
+    stdout: BufWriter<std::io::Stdout>,
+    lines: u64,
+    crash_after: Option<u64>,
+}
+
+impl Out {
+    fn new(crash_after: Option<u64>) -> Self {
+        Self {
+            stdout: BufWriter::with_capacity(64 * 1024, std::io::stdout()),
+            lines: 0,
+            crash_after,
+        }
+    }
+
+    /// One line, `\n` added; flushed unless `bulk`.
+    fn line(&mut self, bytes: &[u8], bulk: bool) {
+        let _ = self.stdout.write_all(bytes);
+        let _ = self.stdout.write_all(b"\n");
+        if !bulk {
+            self.flush();
+        }
+        self.lines += 1;
+        if self.crash_after == Some(self.lines) {
+            self.flush();
+            // SAFETY: sends SIGKILL to this very process; nothing runs after it.
+            unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        }
+    }
+
+    fn json(&mut self, value: &serde_json::Value) {
+        self.line(value.to_string().as_bytes(), false);
+    }
+
+    fn flush(&mut self) {
+        let _ = self.stdout.flush();
+    }
+}
+
+fn preamble(out: &mut Out, args: &[String]) {
+    if flag("FAKE_ANNOUNCE") {
+        out.json(&json!({"type": "started", "pid": std::process::id()}));
+    }
+    if flag("FAKE_READ_STDIN") {
+        let mut input = Vec::new();
+        let _ = std::io::stdin().read_to_end(&mut input);
+        let text = String::from_utf8_lossy(&input);
+        out.json(&json!({"type": "stdin", "bytes": input.len(), "text": text}));
+    }
+    if let Some(mode) = var("FAKE_GRANDCHILD") {
+        start_grandchild(out, &mode);
+    }
+    if flag("FAKE_PRINT_ARGS") {
+        out.json(&json!({"type": "args", "args": args}));
+    }
+    if let Some(names) = var("FAKE_PRINT_ENV") {
+        let vars: serde_json::Map<String, serde_json::Value> = names
+            .split(',')
+            .filter(|name| !name.is_empty())
+            .map(|name| (name.to_owned(), json!(std::env::var(name).ok())))
+            .collect();
+        out.json(&json!({"type": "env", "vars": vars}));
+    }
+    if flag("FAKE_PRINT_CWD") {
+        let cwd = std::env::current_dir()
+            .map(|p| p.display().to_string())
+            .ok();
+        out.json(&json!({"type": "cwd", "cwd": cwd}));
+    }
+    if let Some(text) = var("FAKE_STDERR") {
+        let _ = writeln!(std::io::stderr(), "{text}");
+    }
+    if let Some(secret) = var("FAKE_SECRET") {
+        out.json(&json!({"type": "text", "text": format!("the secret is {secret}")}));
+        let _ = writeln!(std::io::stderr(), "error: leaked {secret} on stderr");
+    }
+}
+
+/// `sleep 1000` as a child that is never waited for. `inherit` shares our stdout and
+/// stderr, so it keeps those pipes open after we exit.
+fn start_grandchild(out: &mut Out, mode: &str) {
+    let inherit = mode != "detached";
+    let stdio = || {
+        if inherit {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        }
+    };
+    out.flush();
+    match Command::new("sleep")
+        .arg("1000")
+        .stdin(Stdio::null())
+        .stdout(stdio())
+        .stderr(stdio())
+        .spawn()
+    {
+        Ok(child) => out.json(&json!({"type": "grandchild", "pid": child.id(), "mode": mode})),
+        Err(err) => out.json(&json!({"type": "error", "message": err.to_string()})),
+    }
+}
+
+fn special_lines(out: &mut Out) {
+    if flag("FAKE_CRLF") {
+        out.line(b"{\"type\":\"crlf\"}\r", false);
+        out.line(b"\r", false);
+    }
+    if flag("FAKE_INVALID_UTF8") {
+        out.line(
+            b"{\"type\":\"text\",\"text\":\"bad \xff\xfe bytes\"}",
+            false,
+        );
+    }
+    if flag("FAKE_TRUNCATED") {
+        out.line(b"{\"type\":\"text\",\"text\":\"cut", false);
+    }
+    if let Some(mib) = number("FAKE_HUGE_LINE_MB") {
+        huge_line(out, mib);
+        out.json(&json!({"type": "after_huge"}));
+    }
+}
+
+/// One JSON line of `mib` MiB written in chunks, never held whole in memory.
+fn huge_line(out: &mut Out, mib: u64) {
+    let total = usize::try_from(mib).unwrap_or(0) * 1024 * 1024;
+    let head = b"{\"type\":\"huge\",\"data\":\"";
+    let tail = b"\"}";
+    let mut body = total.saturating_sub(head.len() + tail.len());
+    let chunk = [b'x'; 64 * 1024];
+    let _ = out.stdout.write_all(head);
+    while body > 0 {
+        let n = body.min(chunk.len());
+        let _ = out.stdout.write_all(&chunk[..n]);
+        body -= n;
+    }
+    out.line(tail, false);
+}
+
+fn main_stream(out: &mut Out) {
+    if let Some(path) = var("FAKE_REPLAY") {
+        let delay = Duration::from_millis(number("FAKE_DELAY_MS").unwrap_or(0));
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+                for (i, line) in body.split(|b| *b == b'\n').enumerate() {
+                    if i > 0 && !delay.is_zero() {
+                        std::thread::sleep(delay);
+                    }
+                    out.line(line, false);
+                }
+            }
+            Err(err) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "fake-agent-cli: cannot replay {path}: {err}"
+                );
+            }
+        }
+    }
+    if let Some(n) = number("FAKE_EVENTS") {
+        for i in 0..n {
+            out.line(format!("{{\"type\":\"text\",\"i\":{i}}}").as_bytes(), true);
+        }
+        out.flush();
+    }
+}
+
+fn ignore_signals() {
+    for (knob, signal) in [
+        ("FAKE_IGNORE_SIGINT", libc::SIGINT),
+        ("FAKE_IGNORE_SIGTERM", libc::SIGTERM),
+    ] {
+        if flag(knob) {
+            // SAFETY: installs SIG_IGN, no handler code; done before any other thread exists.
+            unsafe { libc::signal(signal, libc::SIG_IGN) };
+        }
+    }
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn flag(name: &str) -> bool {
+    var(name).is_some_and(|v| v != "0")
+}
+
+fn number(name: &str) -> Option<u64> {
+    var(name).and_then(|v| v.trim().parse().ok())
+}

@@ -1,0 +1,31 @@
+//! Writing an invocation's prepared files before the child starts.
+
+use forge_domain::ForgeError;
+use forge_ports::{FileSource, PreparedFile};
+
+/// Writes each file, creating parent directories. A `CopyOf` whose source is missing is
+/// skipped: the CLI then runs without that optional file.
+///
+/// # Errors
+/// [`ForgeError::Io`] naming the file that could not be written.
+pub(crate) async fn write_prepared(files: &[PreparedFile]) -> Result<(), ForgeError> {
+    for file in files {
+        let context = || format!("writing prepared file {}", file.path.display());
+        if let Some(dir) = file.path.parent() {
+            tokio::fs::create_dir_all(dir)
+                .await
+                .map_err(|err| ForgeError::io(context(), err))?;
+        }
+        match &file.source {
+            FileSource::Contents(bytes) => tokio::fs::write(&file.path, bytes)
+                .await
+                .map_err(|err| ForgeError::io(context(), err))?,
+            FileSource::CopyOf(source) => match tokio::fs::copy(source, &file.path).await {
+                Ok(_) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound && !source.exists() => {}
+                Err(err) => return Err(ForgeError::io(context(), err)),
+            },
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! Reading the child's stdout: a reader task feeding a channel, and the consumer side that
+//! ends the stream after the child's exit even when a grandchild keeps the pipe open.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use forge_domain::{ForgeError, Redactor};
+use forge_ports::StdoutItem;
+use tokio::io::AsyncRead;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::group::{ExitSlot, ProcessGroup};
+use crate::lines::{BoundedLines, RawLine, lossy, lossy_prefix};
+use crate::log_sink::LogSink;
+
+/// Items buffered between the reader task and the consumer. A full channel pauses the
+/// reader, the pipe fills, and the child waits: back-pressure instead of memory growth.
+pub(crate) const STDOUT_CHANNEL_ITEMS: usize = 1024;
+
+pub(crate) type StdoutMessage = Result<StdoutItem, ForgeError>;
+
+/// Reads `stdout` to its end (or until nobody listens), logging every line redacted.
+/// Blank lines are logged but not sent.
+pub(crate) async fn pump_stdout<R: AsyncRead + Unpin>(
+    stdout: R,
+    tx: mpsc::Sender<StdoutMessage>,
+    max_line_bytes: usize,
+    mut log: LogSink,
+    redactor: Redactor,
+) {
+    let mut lines = BoundedLines::new(stdout, max_line_bytes);
+    loop {
+        let line = match lines.next_line().await {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(err) => {
+                let _ = tx.send(Err(ForgeError::io("reading stdout", err))).await;
+                break;
+            }
+        };
+        let item = match line {
+            RawLine::Line {
+                line_no,
+                bytes,
+                terminated,
+            } => {
+                let text = lossy(bytes);
+                log.write_line(&redactor.redact(&text), terminated).await;
+                if text.is_empty() {
+                    continue;
+                }
+                StdoutItem::Line { line_no, text }
+            }
+            RawLine::Oversize {
+                line_no,
+                size_bytes,
+                prefix,
+                terminated,
+            } => {
+                let prefix = lossy_prefix(&prefix);
+                let marker = format!("{prefix}… [forge: line {line_no} of {size_bytes} bytes cut]");
+                log.write_line(&redactor.redact(&marker), terminated).await;
+                StdoutItem::Oversize {
+                    line_no,
+                    size_bytes,
+                    prefix,
+                }
+            }
+        };
+        if tx.send(Ok(item)).await.is_err() {
+            break; // the process was dropped
+        }
+    }
+    log.finish().await;
+}
+
+/// Where the consumer side is.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// The child runs: lines flow until end-of-file.
+    Running,
+    /// The child exited at `drain_until - drain_after_exit`; lines still flow until then.
+    Draining {
+        drain_until: Instant,
+    },
+    /// The group was killed; what is still in the pipe is read until it stays quiet for
+    /// `drain_after_exit` (a process that left the group could hold it forever).
+    Killed,
+    Finished,
+}
+
+/// The consumer side of stdout, owned by the running process.
+pub(crate) struct StdoutStream {
+    rx: mpsc::Receiver<StdoutMessage>,
+    exit: watch::Receiver<ExitSlot>,
+    group: Arc<ProcessGroup>,
+    drain_after_exit: Duration,
+    phase: Phase,
+}
+
+impl StdoutStream {
+    pub(crate) fn new(
+        rx: mpsc::Receiver<StdoutMessage>,
+        exit: watch::Receiver<ExitSlot>,
+        group: Arc<ProcessGroup>,
+        drain_after_exit: Duration,
+    ) -> Self {
+        Self {
+            rx,
+            exit,
+            group,
+            drain_after_exit,
+            phase: Phase::Running,
+        }
+    }
+
+    /// True once the stream returned its end (or an error).
+    pub(crate) fn is_finished(&self) -> bool {
+        matches!(self.phase, Phase::Finished)
+    }
+
+    /// See [`forge_ports::RunningProcess::next_stdout`]. Cancel-safe: every await is on a
+    /// cancel-safe future, and the phase only changes between awaits.
+    pub(crate) async fn next(&mut self) -> Result<Option<StdoutItem>, ForgeError> {
+        loop {
+            if matches!(self.phase, Phase::Running) && self.exit.borrow().is_some() {
+                self.phase = Phase::Draining {
+                    drain_until: Instant::now() + self.drain_after_exit,
+                };
+            }
+            if let Phase::Draining { drain_until } = self.phase {
+                if Instant::now() >= drain_until {
+                    self.group.kill();
+                    self.phase = Phase::Killed;
+                }
+            }
+            let message = match self.phase {
+                Phase::Finished => return Ok(None),
+                Phase::Running => {
+                    tokio::select! {
+                        biased;
+                        message = self.rx.recv() => message,
+                        changed = self.exit.changed() => {
+                            if changed.is_err() {
+                                // The reaper is gone without a word: treat as exited.
+                                self.phase = Phase::Draining {
+                                    drain_until: Instant::now() + self.drain_after_exit,
+                                };
+                            }
+                            continue;
+                        }
+                    }
+                }
+                Phase::Draining { drain_until } => {
+                    tokio::select! {
+                        biased;
+                        message = self.rx.recv() => message,
+                        () = tokio::time::sleep_until(drain_until) => continue,
+                    }
+                }
+                Phase::Killed => {
+                    // Quiet for the whole window: the stream is over.
+                    tokio::time::timeout(self.drain_after_exit, self.rx.recv())
+                        .await
+                        .unwrap_or_default()
+                }
+            };
+            return match message {
+                Some(Ok(item)) => Ok(Some(item)),
+                Some(Err(err)) => {
+                    self.phase = Phase::Finished;
+                    Err(err)
+                }
+                None => {
+                    self.phase = Phase::Finished;
+                    Ok(None)
+                }
+            };
+        }
+    }
+}

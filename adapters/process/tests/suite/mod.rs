@@ -1,0 +1,7 @@
+mod env;
+mod ladder;
+mod stderr;
+mod stdin;
+mod stdout;
+mod support;
+mod tree;
