@@ -1,1 +1,54 @@
-//! composition root
+//! forge-cli: the `forge-code-agent` binary and the composition root.
+//!
+//! This is the only crate that names concrete adapters. Library users who want forge with
+//! the real CLIs and the real runtime call [`registry`], [`runtime`] or [`agent_builder`]:
+//!
+//! ```text
+//! let config = forge_cli::load_config(&ConfigFlags::default())?;   // files + environment
+//! let agent = CodeAgent::from_config(&config, forge_cli::registry(), forge_cli::runtime())?;
+//! ```
+
+mod args;
+mod cmd;
+mod compose;
+mod config_load;
+mod exit;
+mod output;
+mod prompt;
+mod signals;
+mod vcs;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+pub use args::{Cli, ConfigFlags};
+pub use compose::{agent_builder, registry, runtime};
+pub use config_load::load_config;
+pub use exit::{Failure, exit_code_of};
+pub use vcs::GitCli;
+
+/// The clap command (for man pages and completions).
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+/// Parses the command line, runs the command and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are "errors" that exit 0; usage errors exit 2.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    match cmd::dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            let _ = writeln!(std::io::stderr(), "error: {failure}");
+            ExitCode::from(failure.code())
+        }
+    }
+}

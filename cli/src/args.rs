@@ -1,0 +1,248 @@
+//! The command line, declared with clap derive. `--help` is the reference: keep it exact.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use forge_domain::PermissionMode;
+
+pub(crate) const EXIT_CODES: &str = "\
+Exit codes:
+  0    success
+  1    the run failed (status error)
+  2    usage or configuration error
+  3    partial result (the CLI ended before its final report)
+  124  timed out
+  130  cancelled (Ctrl-C)";
+
+const CONFIG_HELP: &str = "\
+Configuration precedence (highest first): flags > environment (FORGE_*, CLAUDE_CLI_*) >
+project forge.toml (in the workdir) > user config ($FORGE_CONFIG, else
+$XDG_CONFIG_HOME/forge-code-agent/config.toml, else ~/.config/forge-code-agent/config.toml) >
+defaults. `forge-code-agent config show` prints each value and where it came from.";
+
+/// Drive coding-agent CLIs (claude, codex, gemini) as supervised subprocesses: one event
+/// stream, one result, an artifact bundle per run.
+#[derive(Debug, Parser)]
+#[command(
+    name = "forge-code-agent",
+    version,
+    propagate_version = true,
+    after_help = format!("{CONFIG_HELP}\n\n{EXIT_CODES}")
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a prompt to the end and print the result
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+    /// Run a prompt and print its events as they arrive
+    #[command(after_help = EXIT_CODES)]
+    Stream(RunArgs),
+    /// Check that the providers' CLIs are installed, supported and logged in, and that the
+    /// project can be used
+    #[command(
+        after_help = "Exit codes:\n  0  the chosen (or default) provider is usable\n  1  it is not\n  2  usage or configuration error"
+    )]
+    Doctor(DoctorArgs),
+    /// List and inspect recorded runs (.forgecode/runs/)
+    #[command(subcommand)]
+    Runs(RunsCommand),
+    /// Decode a recorded CLI transcript (its stdout JSONL) offline into canonical events and
+    /// a result
+    Events(EventsArgs),
+    /// Show the effective configuration
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Print a shell completion script
+    Completions {
+        /// The shell to complete for
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Flags that are configuration: they override the environment and config files.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConfigFlags {
+    /// Provider to use: claude, codex or gemini [default: from configuration, else claude]
+    #[arg(long, short = 'p', value_name = "ID")]
+    pub provider: Option<String>,
+    /// The workspace the agent works in (and where forge.toml and .forgecode/ live)
+    #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
+    pub workdir: PathBuf,
+    /// Model to ask the provider for
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
+    /// Stop the run after this many seconds (kill ladder, exit 124)
+    #[arg(long = "timeout", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub timeout_ms: Option<u64>,
+    /// Maximum agent turns
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Spending cap of this run, where the CLI supports one
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+    /// The provider's CLI binary (path, or a name looked up on PATH)
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<PathBuf>,
+    /// Extra environment for the CLI, KEY=VAL (repeatable)
+    #[arg(long = "env", value_name = "KEY=VAL", value_parser = parse_key_val)]
+    pub env: Vec<(String, String)>,
+    /// The CLI's home/config directory
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Give the run a private CLI home under its artifact directory
+    #[arg(long)]
+    pub isolate_home: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PermissionArg {
+    Default,
+    AcceptEdits,
+    Bypass,
+    Plan,
+}
+
+impl From<PermissionArg> for PermissionMode {
+    fn from(p: PermissionArg) -> Self {
+        match p {
+            PermissionArg::Default => PermissionMode::Default,
+            PermissionArg::AcceptEdits => PermissionMode::AcceptEdits,
+            PermissionArg::Bypass => PermissionMode::Bypass,
+            PermissionArg::Plan => PermissionMode::Plan,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub config: ConfigFlags,
+    /// Permission mode, mapped to the CLI's own flags
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub permission_mode: Option<PermissionArg>,
+    /// Resume this session of the CLI
+    #[arg(long, value_name = "SESSION")]
+    pub resume: Option<String>,
+    /// Tools the agent may use (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
+    pub allowed_tools: Vec<String>,
+    /// Tools the agent must not use (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
+    pub disallowed_tools: Vec<String>,
+    /// Text appended to the CLI's system prompt
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+    /// Print the ExecutionResult as JSON
+    #[arg(long, conflicts_with = "jsonl")]
+    pub json: bool,
+    /// Print each canonical event as a JSON line, then the result as the last line
+    #[arg(long)]
+    pub jsonl: bool,
+    /// The prompt; `-` or absent: read it from stdin
+    pub prompt: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Check only this provider (and exit 1 when it is not usable)
+    #[arg(long, short = 'p', value_name = "ID")]
+    pub provider: Option<String>,
+    /// The binary to check for that provider
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<PathBuf>,
+    /// The project to check
+    #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
+    pub workdir: PathBuf,
+    /// Print the report as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// Recorded runs, newest first
+    List {
+        /// The workspace whose runs to list
+        #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
+        workdir: PathBuf,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run's result (and events)
+    Show {
+        /// The run id
+        id: String,
+        /// The workspace of the run
+        #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
+        workdir: PathBuf,
+        /// Also print the run's events
+        #[arg(long)]
+        events: bool,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// The provider whose CLI wrote the transcript
+    #[arg(long, short = 'p', value_name = "ID")]
+    pub provider: String,
+    /// The transcript (the CLI's stdout); `<name>.meta.json` and `<name>.stderr.txt` beside
+    /// it are used when present
+    #[arg(long, value_name = "TRANSCRIPT")]
+    pub file: PathBuf,
+    /// The CLI's exit code [default: `exit_code` of the .meta.json, else none]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub exit_code: Option<i32>,
+    /// The workspace whose configuration applies (pricing, models)
+    #[arg(long, short = 'C', value_name = "DIR", default_value = ".")]
+    pub workdir: PathBuf,
+    /// Print the ExecutionResult as JSON
+    #[arg(long, conflicts_with = "jsonl")]
+    pub json: bool,
+    /// Print each event as a JSON line, then the result
+    #[arg(long)]
+    pub jsonl: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// The effective configuration and the source of each value
+    Show {
+        #[command(flatten)]
+        config: ConfigFlags,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_seconds(s: &str) -> Result<u64, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("{s:?} is not a number of seconds"));
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked finite and non-negative; saturates far beyond any real timeout"
+    )]
+    Ok((secs * 1000.0).round() as u64)
+}
+
+fn parse_key_val(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("{s:?} is not KEY=VAL")),
+    }
+}

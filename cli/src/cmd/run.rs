@@ -1,0 +1,87 @@
+//! `run` and `stream`: one request through the configured agent, Ctrl-C aware.
+
+use std::io::{IsTerminal, Write};
+
+use forge_app::CodeAgent;
+use forge_app::from_config::apply_request_defaults;
+use forge_domain::{AgentEvent, ExecutionResult, SessionId};
+
+use crate::args::RunArgs;
+use crate::compose;
+use crate::config_load::{load_config, workdir};
+use crate::exit::{Failure, exit_code_of};
+use crate::output::human::HumanRenderer;
+use crate::output::spinner::Spinner;
+use crate::output::style::Style;
+use crate::output::{Format, write_json_line, write_json_pretty};
+use crate::prompt::read_prompt;
+use crate::signals;
+
+/// `live`: print events as they arrive (`stream`); else a summary at the end (`run`).
+pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
+    let format = Format::from_flags(args.json, args.jsonl);
+    let prompt = read_prompt(args.prompt.as_deref())?;
+    let config = load_config(&args.config)?;
+    let agent = CodeAgent::from_config(&config, compose::registry(), compose::runtime())
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+
+    let mut request = agent.request(prompt);
+    request.workdir = workdir(&args.config);
+    apply_request_defaults(&config, &mut request);
+    request.permission_mode = args.permission_mode.map(Into::into);
+    request.resume_session_id = args
+        .resume
+        .map(SessionId::new)
+        .transpose()
+        .map_err(|e| Failure::Usage(format!("--resume: {e}")))?;
+    request.allowed_tools = args.allowed_tools;
+    request.disallowed_tools = args.disallowed_tools;
+    request.append_system_prompt = args.append_system_prompt;
+
+    let mut handle = agent.stream(request);
+    let watcher = signals::watch(handle.canceller(), false)?;
+    let stdout = std::io::stdout();
+    let is_tty = stdout.is_terminal();
+    let mut out = stdout.lock();
+
+    let result = match format {
+        Format::Human => {
+            let spinner = Spinner::new(is_tty && std::io::stderr().is_terminal());
+            let mut renderer = HumanRenderer::new(&mut out, Style::detect(is_tty), spinner, live);
+            while let Some(event) = handle.next_event().await {
+                renderer.event(&event);
+            }
+            let result = handle.result().await;
+            renderer.finish(&result);
+            result
+        }
+        Format::Jsonl => {
+            let mut writable = true;
+            while let Some(event) = handle.next_event().await {
+                writable = writable && write_event(&mut out, &event);
+            }
+            let result = handle.result().await;
+            if writable {
+                let _ = write_json_line(&mut out, &result);
+            }
+            result
+        }
+        Format::Json => {
+            while handle.next_event().await.is_some() {}
+            let result = handle.result().await;
+            print_result(&mut out, &result);
+            result
+        }
+    };
+    watcher.abort();
+    Ok(exit_code_of(&result))
+}
+
+/// False once stdout is gone (`| head`): the run goes on, output stops.
+fn write_event(out: &mut dyn Write, event: &AgentEvent) -> bool {
+    write_json_line(out, event).is_ok()
+}
+
+fn print_result(out: &mut dyn Write, result: &ExecutionResult) {
+    let _ = write_json_pretty(out, result);
+}

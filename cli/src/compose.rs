@@ -1,0 +1,66 @@
+//! The composition root: which adapter implements which port.
+
+use std::sync::Arc;
+
+use forge_adapter_fs::{FsArtifactStore, FsWorkspace};
+use forge_adapter_process::TokioProcessRunner;
+use forge_adapter_telemetry::{NoopMetrics, SystemClock, TracingLogger, UuidV7Ids};
+use forge_app::{CodeAgent, CodeAgentBuilder, ProviderRegistry, Runtime};
+use forge_domain::{ProviderId, Redactor};
+use forge_ports::{ProcessRunner, Provider, ProviderSettings};
+
+use crate::vcs::GitCli;
+
+/// Every provider forge ships: one line each.
+pub fn registry() -> ProviderRegistry {
+    ProviderRegistry::new()
+        .register(
+            forge_adapter_claude::provider_id(),
+            forge_adapter_claude::provider,
+        )
+        .register(
+            forge_adapter_codex::provider_id(),
+            forge_adapter_codex::provider,
+        )
+        .register(
+            forge_adapter_gemini::provider_id(),
+            forge_adapter_gemini::provider,
+        )
+}
+
+/// The ports implemented by the real adapters: processes, the file system, `git`, tracing.
+pub fn runtime() -> Runtime {
+    let runner: Arc<dyn ProcessRunner> = Arc::new(TokioProcessRunner::new());
+    Runtime {
+        runner: Arc::clone(&runner),
+        workspace: Arc::new(FsWorkspace::new()),
+        artifacts: Arc::new(FsArtifactStore::new(Redactor::new())),
+        vcs: Some(Arc::new(GitCli::new(runner))),
+        logger: Arc::new(TracingLogger::new()),
+        metrics: Arc::new(NoopMetrics),
+        clock: Arc::new(SystemClock::new()),
+        ids: Arc::new(UuidV7Ids::new()),
+    }
+}
+
+/// A builder over the real registry and runtime, for library users configuring in code.
+pub fn agent_builder() -> CodeAgentBuilder {
+    CodeAgent::builder(runtime(), registry())
+}
+
+/// The ids of [`registry`], as strings.
+pub(crate) fn provider_names(registry: &ProviderRegistry) -> Vec<String> {
+    registry.ids().map(|id| id.as_str().to_owned()).collect()
+}
+
+/// A provider built from its settings, outside an agent (for `doctor` and `events`).
+pub(crate) fn build_provider(
+    registry: &ProviderRegistry,
+    name: &str,
+    settings: ProviderSettings,
+) -> Result<Arc<dyn Provider>, forge_domain::ForgeError> {
+    let id = ProviderId::new(name).map_err(|e| forge_domain::ForgeError::InvalidRequest {
+        reason: e.to_string(),
+    })?;
+    registry.build(&id, settings)
+}

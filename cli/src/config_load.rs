@@ -1,0 +1,110 @@
+//! Reading the configuration sources (files, environment, flags) into layers for
+//! `forge_app::config`, which merges them. All file and environment reading happens here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use forge_app::config::{
+    CONFIG_PATH_ENV, ConfigError, EffectiveConfig, Layer, PROJECT_FILE, PartialConfig,
+    PartialProvider, Source, USER_DIR, USER_FILE, defaults, env_layers, merge, parse_file,
+};
+
+use crate::args::ConfigFlags;
+use crate::compose;
+
+/// The effective configuration for `flags`, from the real environment and files, checked
+/// against the providers of [`compose::registry`].
+///
+/// # Errors
+/// [`ConfigError`] naming the file, variable or flag, the key and the reason.
+pub fn load_config(flags: &ConfigFlags) -> Result<EffectiveConfig, ConfigError> {
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+        .collect();
+    let names = compose::provider_names(&compose::registry());
+    let known: Vec<&str> = names.iter().map(String::as_str).collect();
+    load_from(flags, &env, &known)
+}
+
+pub(crate) fn load_from(
+    flags: &ConfigFlags,
+    env: &BTreeMap<String, String>,
+    known: &[&str],
+) -> Result<EffectiveConfig, ConfigError> {
+    let mut layers = vec![defaults()];
+    if let Some(path) = user_config_path(env) {
+        let explicit = env.get(CONFIG_PATH_ENV).is_some_and(|v| !v.is_empty());
+        if let Some(layer) = read_file(&path, explicit)? {
+            layers.push(layer);
+        }
+    }
+    let workdir = workdir(flags);
+    if let Some(layer) = read_file(&workdir.join(PROJECT_FILE), false)? {
+        layers.push(layer);
+    }
+    layers.extend(env_layers(env, known)?);
+    // Flags set the chosen provider's section: the one named by --provider, else the
+    // default provider of the layers below.
+    let target = match &flags.provider {
+        Some(p) => p.clone(),
+        None => merge(&layers).default_provider.value,
+    };
+    layers.push(flag_layer(flags, &target));
+    let config = merge(&layers);
+    config.validate(known)?;
+    Ok(config.with_providers(known.iter().copied()))
+}
+
+/// The workdir flag, `.` when empty.
+pub(crate) fn workdir(flags: &ConfigFlags) -> PathBuf {
+    if flags.workdir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        flags.workdir.clone()
+    }
+}
+
+/// `$FORGE_CONFIG`, else `$XDG_CONFIG_HOME/forge-code-agent/config.toml`, else
+/// `$HOME/.config/forge-code-agent/config.toml`.
+fn user_config_path(env: &BTreeMap<String, String>) -> Option<PathBuf> {
+    let get = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(path) = get(CONFIG_PATH_ENV) {
+        return Some(path);
+    }
+    let base = get("XDG_CONFIG_HOME").or_else(|| get("HOME").map(|h| h.join(".config")))?;
+    Some(base.join(USER_DIR).join(USER_FILE))
+}
+
+/// A missing file is no layer, unless it was named explicitly (`FORGE_CONFIG`).
+fn read_file(path: &Path, must_exist: bool) -> Result<Option<Layer>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_file(&text, path).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => Ok(None),
+        Err(e) => Err(ConfigError::whole(
+            format!("file {}", path.display()),
+            format!("cannot be read: {e}"),
+        )),
+    }
+}
+
+fn flag_layer(flags: &ConfigFlags, target: &str) -> Layer {
+    let provider = PartialProvider {
+        binary: flags.binary.clone(),
+        env: flags.env.iter().cloned().collect(),
+        home: flags.home.clone(),
+        isolate_home: flags.isolate_home.then_some(true),
+        model: flags.model.clone(),
+        timeout_ms: flags.timeout_ms,
+        max_turns: flags.max_turns,
+        max_budget_usd: flags.max_budget_usd,
+        ..PartialProvider::default()
+    };
+    let mut config = PartialConfig {
+        default_provider: flags.provider.clone(),
+        ..PartialConfig::default()
+    };
+    if provider != PartialProvider::default() {
+        config.providers.insert(target.to_owned(), provider);
+    }
+    Layer::new(Source::Flag, config)
+}
