@@ -1,1 +1,120 @@
-fn main() {}
+//! Decode throughput on a ~40 MB real-format transcript, against two baselines on the same
+//! lines in the same run: a `serde_json::Value` parse, and a syntax-only pass (`IgnoredAny`).
+//! Prints MB/s and ratios; asserts nothing about time.
+#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use forge_adapter_claude::{ClaudeProvider, UserPaths};
+use forge_domain::{ExecutionRequest, ProviderId};
+use forge_ports::{Provider, ProviderSettings};
+
+const TARGET_BYTES: usize = 40 * 1024 * 1024;
+const ROUNDS: usize = 5;
+
+fn fixture_lines() -> Vec<String> {
+    let mut lines = Vec::new();
+    for t in forge_testkit::fixtures::transcripts("claude") {
+        lines.extend(
+            t.stdout
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_owned),
+        );
+    }
+    let extra = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/transcripts/2.1.330");
+    for name in [
+        "partial_messages_unicode",
+        "edit_read_write_glob",
+        "rate_limit_then_success",
+    ] {
+        if let Ok(text) = std::fs::read_to_string(format!("{extra}/{name}.jsonl")) {
+            lines.extend(
+                text.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(str::to_owned),
+            );
+        }
+    }
+    lines
+}
+
+/// Repeats the fixture lines with varied ids until the transcript is ~40 MB.
+fn transcript() -> Vec<String> {
+    let base = fixture_lines();
+    let mut out = Vec::new();
+    let mut size = 0;
+    let mut round = 0u64;
+    while size < TARGET_BYTES {
+        for line in &base {
+            let line = line
+                .replace("toolu_fake", &format!("toolu_r{round}_"))
+                .replace("\"msg_fake", &format!("\"msg_r{round}_"));
+            size += line.len() + 1;
+            out.push(line);
+        }
+        round += 1;
+    }
+    out
+}
+
+fn best_of(lines: &[String], mut pass: impl FnMut(&[String])) -> Duration {
+    (0..ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            pass(lines);
+            start.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn main() {
+    let lines = transcript();
+    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let mb = bytes as f64 / (1024.0 * 1024.0);
+    println!(
+        "claude decode bench: {} lines, {mb:.1} MB, best of {ROUNDS}",
+        lines.len()
+    );
+
+    let value = best_of(&lines, |lines| {
+        for l in lines {
+            black_box(serde_json::from_str::<serde_json::Value>(l).ok());
+        }
+    });
+    let syntax = best_of(&lines, |lines| {
+        for l in lines {
+            black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).ok());
+        }
+    });
+    let provider =
+        ClaudeProvider::with_user_paths(ProviderSettings::default(), UserPaths::default());
+    let Ok(id) = ProviderId::new("claude") else {
+        return;
+    };
+    let request = ExecutionRequest::new(id, "bench", "<WORKDIR>");
+    let ours = best_of(&lines, |lines| {
+        let mut decoder = provider.decoder(&request);
+        let mut out = Vec::with_capacity(16);
+        for (i, l) in lines.iter().enumerate() {
+            black_box(decoder.decode_line(i as u64 + 1, l, &mut out).ok());
+            out.clear();
+        }
+        black_box(decoder.finish(None));
+    });
+
+    let rate = |d: Duration| mb / d.as_secs_f64();
+    println!("  serde_json::Value     {:8.1} MB/s", rate(value));
+    println!("  IgnoredAny (syntax)   {:8.1} MB/s", rate(syntax));
+    println!("  ClaudeDecoder         {:8.1} MB/s", rate(ours));
+    println!(
+        "  ours / Value      = {:.2}x (target >= 2x)",
+        value.as_secs_f64() / ours.as_secs_f64()
+    );
+    println!(
+        "  ours / IgnoredAny = {:.2}x (target >= 0.5x)",
+        syntax.as_secs_f64() / ours.as_secs_f64()
+    );
+}

@@ -433,7 +433,7 @@ impl Decoder for ClaudeDecoder {
         match text.as_bytes().first() {
             None => Ok(()),
             Some(b'{') => self.decode_value(line_no, text, out),
-            Some(b'[') => self.decode_array(line_no, text, out),
+            Some(b'[') if looks_like_json_array(text) => self.decode_array(line_no, text, out),
             Some(_) => {
                 self.emit(
                     AgentEvent::Unparsed {
@@ -497,6 +497,14 @@ impl ClaudeDecoder {
         }
         first_err.map_or(Ok(()), Err)
     }
+}
+
+/// `[{…` or `[1, …` is a JSON array; `[SandboxDebug] …` (printed by some builds) is not.
+fn looks_like_json_array(text: &str) -> bool {
+    let rest = text[1..].trim_start();
+    rest.is_empty()
+        || rest.starts_with(['{', '[', ']', '"', '-'])
+        || rest.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// `Write` reports whether it created or replaced its file.

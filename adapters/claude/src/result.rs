@@ -25,7 +25,13 @@ pub struct ResultReport {
 impl ResultReport {
     /// One line saying what went wrong, from the richest field the CLI filled.
     pub fn summary(&self) -> String {
+        let interrupted = self
+            .terminal_reason
+            .as_deref()
+            .filter(|r| r.starts_with("aborted"));
         let mut text = match (&self.text, self.errors.is_empty()) {
+            // SIGINT (or an interrupt request): errors[] then holds only internal diagnostics.
+            _ if interrupted.is_some() => "claude was interrupted before finishing".to_owned(),
             (Some(t), _) if !t.trim().is_empty() => t.trim().to_owned(),
             (_, false) => self.errors.join("; "),
             _ => format!("claude reported {}", self.subtype),

@@ -1,0 +1,6 @@
+mod detect;
+mod fixtures;
+mod invocation;
+mod props;
+mod robustness;
+mod support;
