@@ -34,10 +34,13 @@ pub(crate) fn finish(dec: &mut CodexDecoder, exit: Option<&ProcessExit>) -> Resu
         let hint = hint_for(&summary);
         errors.push(ForgeError::ProviderExecution {
             exit_code: Some(code),
-            stderr_summary: if summary.is_empty() {
-                format!("codex exited with code {code}")
-            } else {
-                summary
+            stderr_summary: match (summary.is_empty(), code) {
+                (false, _) => summary,
+                // A shell-style 128+n status: the process died of signal n.
+                (true, 129..=192) => {
+                    format!("codex exited with code {code} (signal {})", code - 128)
+                }
+                (true, _) => format!("codex exited with code {code}"),
             },
             hint,
         });

@@ -4,21 +4,24 @@
 
 use forge_domain::AgentEvent;
 
-/// A `Retry` event when `message` is a reconnect notice, else `None`.
+/// A `Retry` event when `message` is a reconnect notice, else `None`. The count is optional:
+/// with the model server unreachable 0.169 prints `Reconnecting... waiting for network (…)`.
 pub fn parse_reconnect(message: &str) -> Option<AgentEvent> {
     let rest = message.trim_start().strip_prefix("Reconnecting")?;
-    let rest = rest.trim_start_matches(['.', '…', ' ']).trim_start();
-    let (attempt, rest) = leading_number(rest)?;
-    let rest = rest.strip_prefix('/')?;
-    let (max, _) = leading_number(rest)?;
+    let rest = rest.trim_start_matches(['.', '…', ' ']);
+    let counts = leading_number(rest).and_then(|(attempt, rest)| {
+        let (max, _) = leading_number(rest.strip_prefix('/')?)?;
+        Some((attempt, max))
+    });
     let http_status = http_status(message);
-    let lower_has_rate = message.to_ascii_lowercase().contains("rate limit");
+    let rate_limited =
+        http_status == Some(429) || message.to_ascii_lowercase().contains("rate limit");
     Some(AgentEvent::Retry {
-        attempt: Some(attempt),
-        max_attempts: Some(max),
+        attempt: counts.map(|c| c.0),
+        max_attempts: counts.map(|c| c.1),
         delay_ms: None,
         http_status,
-        rate_limited: http_status == Some(429) || lower_has_rate,
+        rate_limited,
         message: message.to_owned(),
     })
 }
@@ -46,7 +49,10 @@ fn http_status(message: &str) -> Option<u16> {
 mod tests {
     use super::*;
 
-    fn check(message: &str, expected: Option<(u32, u32, Option<u16>, bool)>) {
+    /// attempt, max attempts, HTTP status, rate limited.
+    type Facts = (Option<u32>, Option<u32>, Option<u16>, bool);
+
+    fn check(message: &str, expected: Option<Facts>) {
         let got = parse_reconnect(message).map(|ev| match ev {
             AgentEvent::Retry {
                 attempt,
@@ -54,12 +60,7 @@ mod tests {
                 http_status,
                 rate_limited,
                 ..
-            } => (
-                attempt.unwrap(),
-                max_attempts.unwrap(),
-                http_status,
-                rate_limited,
-            ),
+            } => (attempt, max_attempts, http_status, rate_limited),
             other => panic!("not a retry: {other:?}"),
         });
         assert_eq!(got, expected, "{message}");
@@ -69,15 +70,20 @@ mod tests {
     fn reconnect_notices() {
         check(
             "Reconnecting... 1/5 (unexpected status 401 Unauthorized: bad key, url: http://x/v1/responses)",
-            Some((1, 5, Some(401), false)),
+            Some((Some(1), Some(5), Some(401), false)),
         );
-        check("Reconnecting… 2/5", Some((2, 5, None, false)));
+        check("Reconnecting… 2/5", Some((Some(2), Some(5), None, false)));
         check(
             "Reconnecting... 3/5 (exceeded retry limit, last status: 429 Too Many Requests)",
-            Some((3, 5, Some(429), true)),
+            Some((Some(3), Some(5), Some(429), true)),
         );
-        check("Reconnecting...", None);
+        check(
+            "Reconnecting... waiting for network (Connection failed: error sending request)",
+            Some((None, None, None, false)),
+        );
+        check("Reconnecting...", Some((None, None, None, false)));
+        check("Reconnecting... 3/", Some((None, None, None, false)));
         check("stream disconnected before completion", None);
-        check("Reconnecting... x/5", None);
+        check("Connection failed. Reconnecting later", None);
     }
 }

@@ -1,0 +1,119 @@
+//! Every recorded transcript of the real codex, decoded and snapshotted, with key facts
+//! asserted. A new recording under testkit/fixtures/codex/<version>/ is a new case here.
+
+use forge_adapter_codex::CodexProvider;
+use forge_domain::{AgentEvent, ToolKind};
+use forge_ports::{ProcessExit, Provider};
+use forge_testkit::fixtures::{Transcript, transcripts};
+
+use super::common::{Decoded, PiecesView, decode_with, request, settings};
+
+fn live_exit(t: &Transcript) -> ProcessExit {
+    ProcessExit {
+        code: t.exit_code(),
+        stderr_tail: t.stderr.clone(),
+        stderr_bytes: t.stderr.len() as u64,
+        ..ProcessExit::default()
+    }
+}
+
+fn check(t: &Transcript) -> Decoded {
+    let provider = CodexProvider::new(settings());
+    let decoded = decode_with(
+        provider.decoder(&request(t.meta["prompt"].as_str().unwrap_or("p"))),
+        &t.stdout,
+        Some(&live_exit(t)),
+    );
+    assert!(
+        decoded.parse_errors.is_empty(),
+        "{}: {:?}",
+        t.scenario,
+        decoded.parse_errors
+    );
+    insta::assert_yaml_snapshot!(format!("fixture__{}__{}", t.version, t.scenario), decoded);
+    decoded
+}
+
+#[test]
+fn every_fixture_decodes_to_its_snapshot() {
+    let all = transcripts("codex");
+    assert!(all.len() >= 3, "fixtures missing: {}", all.len());
+    for t in &all {
+        let d = check(t);
+        let p = &d.pieces;
+        // Facts every recording shares: a thread id, a turn end, content, usage.
+        assert!(p.metadata.session_id.is_some(), "{}", t.scenario);
+        assert_eq!(p.reported_success, Some(true), "{}", t.scenario);
+        assert!(!p.content.is_empty(), "{}", t.scenario);
+        assert!(p.metadata.usage.input_tokens > 0, "{}", t.scenario);
+        assert!(p.errors.is_empty(), "{}: {:?}", t.scenario, p.errors);
+        match t.scenario.as_str() {
+            "hello" => {
+                assert!(p.content.starts_with("Hello from the fake model!"));
+                assert!(p.tool_calls.is_empty());
+            }
+            "shell_fail" => {
+                let call = &p.tool_calls[0];
+                assert_eq!(call.kind, ToolKind::Shell);
+                assert_eq!(call.exit_code, Some(3));
+                assert!(call.is_error);
+                assert!(call.output.as_deref().unwrap_or("").contains("boom"));
+            }
+            "write_file" => {
+                assert_eq!(p.tool_calls[0].kind, ToolKind::FileWrite);
+                assert_eq!(p.metadata.changed_files, vec!["hello.txt".to_owned()]);
+                assert_eq!(p.content, "Created hello.txt with the content 'hi'.");
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The `events` command decodes a recording with `decode_document` and the recorded exit
+/// code: it must give what the live run gave.
+#[test]
+fn a_recording_decodes_like_the_live_run() {
+    for t in transcripts("codex") {
+        let provider = CodexProvider::new(settings());
+        let req = request("p");
+        let live = decode_with(provider.decoder(&req), &t.stdout, Some(&live_exit(&t)));
+
+        let mut offline = provider.decoder(&req);
+        let mut events = Vec::new();
+        let errors = offline.decode_document(&t.stdout, &mut events);
+        assert!(errors.is_empty());
+        let exit = ProcessExit {
+            code: t.exit_code(),
+            ..ProcessExit::default()
+        };
+        let pieces: PiecesView = offline.finish(Some(&exit)).into();
+        assert_eq!(events, live.events, "{}", t.scenario);
+        assert_eq!(pieces, live.pieces, "{}", t.scenario);
+
+        // Without any exit at all, only the exit code is missing.
+        let mut bare = provider.decoder(&req);
+        bare.decode_document(&t.stdout, &mut Vec::new());
+        let mut bare: PiecesView = bare.finish(None).into();
+        bare.metadata.exit_code = t.exit_code();
+        assert_eq!(bare, live.pieces, "{}", t.scenario);
+    }
+}
+
+#[test]
+fn the_stdin_notice_on_stderr_is_not_an_error() {
+    for t in transcripts("codex") {
+        assert!(t.stderr.contains("Reading additional input from stdin"));
+        let provider = CodexProvider::new(settings());
+        let d = decode_with(
+            provider.decoder(&request("p")),
+            &t.stdout,
+            Some(&live_exit(&t)),
+        );
+        assert!(d.pieces.errors.is_empty());
+        assert!(
+            d.events
+                .iter()
+                .all(|e| !matches!(e, AgentEvent::Error { .. }))
+        );
+    }
+}

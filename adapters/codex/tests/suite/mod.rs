@@ -1,0 +1,7 @@
+mod common;
+mod detect;
+mod fixtures;
+mod invocation;
+mod props;
+mod robustness;
+mod scenarios;
