@@ -4,12 +4,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use crate::book::{Decision, GLOBAL_CONVERSATION, TurnBook};
+use crate::conn::ConnInfo;
 use crate::inspect::fill_schema;
 use crate::log::{LoggedRequest, RequestLog, loggable_body, loggable_headers, now_ms};
 use crate::reply::{FINISHED_TEXT, IdGen, ReplyPlan, estimate_tokens, model_of};
@@ -19,6 +20,9 @@ use crate::{anthropic, gemini, openai};
 
 /// Text of side-call answers that ask for no particular format.
 pub const SIDE_CALL_TEXT: &str = "Fake session";
+
+/// Logged outcome of a deliberately cut stream.
+const OUTCOME_CUT: &str = "cut";
 
 /// Shared by every request of one server.
 #[derive(Debug)]
@@ -41,6 +45,7 @@ struct TurnRequest<'a> {
 
 pub async fn handle(
     State(state): State<Arc<AppState>>,
+    ConnectInfo(conn): ConnectInfo<ConnInfo>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
@@ -70,6 +75,10 @@ pub async fn handle(
         &bytes,
         &mut entry,
     );
+    if entry.outcome == OUTCOME_CUT {
+        tracing::debug!(peer = %conn.peer, "fake model: this stream will be cut");
+        conn.reset_on_close();
+    }
     entry.body = body;
     state.log.record(entry);
     response
@@ -88,6 +97,15 @@ fn route(
     if method == Method::GET && path == "/health" {
         entry.outcome = "health".into();
         return (StatusCode::OK, "ok").into_response();
+    }
+    if path == "/api/hello" && (method == Method::HEAD || method == Method::GET) {
+        // Claude Code's connectivity probe (sent unless nonessential traffic is disabled).
+        entry.vendor = Some("anthropic".into());
+        return side_call(
+            entry,
+            "connectivity_probe",
+            (StatusCode::OK, "ok").into_response(),
+        );
     }
     if method != Method::POST {
         return not_found(method, path, entry);
@@ -229,7 +247,7 @@ fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequ
         }
         Decision::Cut { index, after } => {
             entry.turn = Some(index);
-            entry.outcome = "cut".into();
+            entry.outcome = OUTCOME_CUT.into();
             let (plan, delay) = plan_for(index).unwrap_or_else(|| (finished(), Duration::ZERO));
             let delivery = Delivery {
                 delay,

@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::book::TurnBook;
+use crate::conn::{ConnInfo, ResettableListener};
 use crate::error::FakeModelError;
 use crate::handler::{AppState, handle};
 use crate::log::{LoggedRequest, RequestLog};
@@ -57,7 +58,9 @@ impl FakeModelServer {
             .map_err(|err| FakeModelError::io("read the bound address", err))?;
         let app = Router::new()
             .fallback(handle)
-            .with_state(Arc::clone(&state));
+            .with_state(Arc::clone(&state))
+            .into_make_service_with_connect_info::<ConnInfo>();
+        let listener = ResettableListener::new(listener);
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             axum::serve(listener, app)

@@ -6,6 +6,9 @@ use axum::body::Body;
 use bytes::Bytes;
 use serde_json::Value;
 
+/// Pause between the last event sent and the cut.
+const CUT_FLUSH_PAUSE: Duration = Duration::from_millis(100);
+
 /// `event: <name>\ndata: <json>\n\n` (Anthropic and OpenAI style).
 pub fn named_event(name: &str, data: &Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
@@ -48,6 +51,9 @@ pub fn body(events: Vec<String>, delivery: Delivery) -> Body {
                 Some((item, (events, sent + 1, false)))
             }
             None if cut => {
+                // Give hyper a moment to flush what was sent, so the client really sees a
+                // partial stream before the drop (an immediate error discards the buffer).
+                tokio::time::sleep(CUT_FLUSH_PAUSE).await;
                 let err = std::io::Error::other("fake model: stream cut");
                 Some((Err(err), (events, sent, true)))
             }

@@ -96,9 +96,25 @@ pub fn scratch() -> tempfile::TempDir {
 /// Extra knobs for one run.
 #[derive(Debug, Default, Clone)]
 pub struct RunOptions {
+    /// Resume this session (claude `--resume <id>`, codex `exec resume <id>`, gemini
+    /// `--resume latest`, which ignores the id).
+    pub resume: Option<String>,
     pub extra_args: Vec<String>,
     pub extra_env: Vec<(String, String)>,
     pub timeout: Option<Duration>,
+}
+
+/// The session id a run printed: claude/gemini `session_id`, codex `thread_id`.
+pub fn session_id(stdout: &str) -> Option<String> {
+    stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find_map(|v| {
+            v.get("session_id")
+                .or_else(|| v.get("thread_id"))
+                .and_then(|id| id.as_str())
+                .map(str::to_owned)
+        })
 }
 
 /// Run `cli` once (home and workspace under `root`, reused by a resume) with `prompt` against `base_url` (`http://127.0.0.1:<port>`), blocking.
@@ -137,6 +153,9 @@ pub fn run_cli(
                 .env("IS_SANDBOX", "1")
                 .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
                 .args(["--max-turns", "10", "--dangerously-skip-permissions"]);
+            if let Some(id) = &options.resume {
+                command.args(["--resume", id]);
+            }
         }
         Cli::Codex => {
             let codex_home = home.join(".codex");
@@ -150,11 +169,16 @@ pub fn run_cli(
             command
                 .env("CODEX_HOME", &codex_home)
                 .env("MOCK_API_KEY", "x")
-                .args(["exec", "--json", "--skip-git-repo-check"])
-                .arg("--dangerously-bypass-approvals-and-sandbox");
-            // `exec resume <id>` puts its own words before the prompt.
-            command.args(&options.extra_args);
-            command.arg(prompt);
+                .arg("exec");
+            if options.resume.is_some() {
+                command.arg("resume");
+            }
+            command
+                .args(["--json", "--skip-git-repo-check"])
+                .arg("--dangerously-bypass-approvals-and-sandbox")
+                .args(&options.extra_args)
+                .args(options.resume.iter())
+                .arg(prompt);
         }
         Cli::Gemini => {
             let gemini_dir = home.join(".gemini");
@@ -166,6 +190,9 @@ pub fn run_cli(
                 .env("GOOGLE_GEMINI_BASE_URL", base_url)
                 .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
                 .args(["-p", prompt, "--output-format", "stream-json", "--yolo"]);
+            if options.resume.is_some() {
+                command.args(["--resume", "latest"]);
+            }
         }
     }
     if cli != Cli::Codex {

@@ -12,7 +12,7 @@ use forge_adapter_fakemodel::{
     FakeModelOptions, FakeModelServer, LoggedRequest, RunningServer, Scenario,
 };
 
-use super::cli_harness::{Cli, CliRun, RunOptions, clis_dir, run_cli, scratch};
+use super::cli_harness::{Cli, CliRun, RunOptions, clis_dir, run_cli, scratch, session_id};
 
 /// Start a server for a builtin scenario, logging requests under `target/fakemodel-tmp`.
 async fn server_for(name: &str, scratch_root: &Path) -> RunningServer {
@@ -25,8 +25,15 @@ async fn server_for(name: &str, scratch_root: &Path) -> RunningServer {
         .expect("start server")
 }
 
+/// The runs of one scenario. Bind `_scratch` to a name (not `..`): it keeps the workspaces.
+struct Outcome {
+    runs: Vec<CliRun>,
+    log: Vec<LoggedRequest>,
+    _scratch: Option<tempfile::TempDir>,
+}
+
 /// Run every CLI in parallel on `name`'s first prompt; `None` when the CLIs are absent.
-async fn run_all(name: &str, options: RunOptions) -> Option<(Vec<CliRun>, Vec<LoggedRequest>)> {
+async fn run_all(name: &str, options: RunOptions) -> Option<Outcome> {
     let Some(clis) = clis_dir() else {
         eprintln!(
             "note: real CLIs not installed (set FORGE_E2E_CLIS_DIR or run `cargo xtask e2e`); skipping {name}"
@@ -57,10 +64,17 @@ async fn run_all(name: &str, options: RunOptions) -> Option<(Vec<CliRun>, Vec<Lo
     }
     let log = server.request_log();
     server.shutdown().await.expect("shutdown");
-    if std::env::var_os("FAKEMODEL_KEEP").is_some() {
+    let scratch = if std::env::var_os("FAKEMODEL_KEEP").is_some() {
         eprintln!("kept {}", scratch_root.keep().display());
-    }
-    Some((runs, log))
+        None
+    } else {
+        Some(scratch_root)
+    };
+    Some(Outcome {
+        runs,
+        log,
+        _scratch: scratch,
+    })
 }
 
 fn assert_success(run: &CliRun, final_text: &str) {
@@ -108,7 +122,12 @@ fn vendor_of(cli: Cli) -> &'static str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_answer_with_every_cli() {
-    let Some((runs, log)) = run_all("plain_answer", RunOptions::default()).await else {
+    let Some(Outcome {
+        runs,
+        log,
+        _scratch: _keep,
+    }) = run_all("plain_answer", RunOptions::default()).await
+    else {
         return;
     };
     for run in &runs {
@@ -124,7 +143,12 @@ async fn plain_answer_with_every_cli() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_file_with_every_cli() {
-    let Some((runs, log)) = run_all("write_file", RunOptions::default()).await else {
+    let Some(Outcome {
+        runs,
+        log,
+        _scratch: _keep,
+    }) = run_all("write_file", RunOptions::default()).await
+    else {
         return;
     };
     for run in &runs {
@@ -146,7 +170,12 @@ async fn write_file_with_every_cli() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn write_read_shell_with_every_cli() {
-    let Some((runs, log)) = run_all("write_read_shell", RunOptions::default()).await else {
+    let Some(Outcome {
+        runs,
+        log,
+        _scratch: _keep,
+    }) = run_all("write_read_shell", RunOptions::default()).await
+    else {
         return;
     };
     for run in &runs {
@@ -171,7 +200,12 @@ async fn write_read_shell_with_every_cli() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shell_fail_with_every_cli() {
-    let Some((runs, _log)) = run_all("shell_fail", RunOptions::default()).await else {
+    let Some(Outcome {
+        runs,
+        _scratch: _keep,
+        ..
+    }) = run_all("shell_fail", RunOptions::default()).await
+    else {
         return;
     };
     for run in &runs {
@@ -182,7 +216,12 @@ async fn shell_fail_with_every_cli() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rate_limit_then_success_with_every_cli() {
-    let Some((runs, log)) = run_all("rate_limit_then_success", RunOptions::default()).await else {
+    let Some(Outcome {
+        runs,
+        log,
+        _scratch: _keep,
+    }) = run_all("rate_limit_then_success", RunOptions::default()).await
+    else {
         return;
     };
     for run in &runs {
@@ -194,7 +233,12 @@ async fn rate_limit_then_success_with_every_cli() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stream_cut_with_every_cli() {
-    let Some((runs, log)) = run_all("stream_cut", RunOptions::default()).await else {
+    let Some(Outcome {
+        runs,
+        log,
+        _scratch: _keep,
+    }) = run_all("stream_cut", RunOptions::default()).await
+    else {
         return;
     };
     for run in &runs {
@@ -202,6 +246,162 @@ async fn stream_cut_with_every_cli() {
         assert_eq!(
             outcomes(&log, vendor_of(run.cli)),
             ["0:cut", "0:served"],
+            "{}",
+            run.cli.name()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_continues_the_conversation_with_every_cli() {
+    let Some(clis) = clis_dir() else {
+        eprintln!("note: real CLIs not installed; skipping resume");
+        return;
+    };
+    let scratch_root = scratch();
+    let server = server_for("resume", scratch_root.path()).await;
+    let prompts = Scenario::builtin("resume").expect("builtin").prompts;
+    let mut handles = Vec::new();
+    for cli in Cli::ALL {
+        let root = scratch_root.path().join(cli.name());
+        let (clis, base_url, prompts) = (clis.clone(), server.base_url(), prompts.clone());
+        handles.push(tokio::task::spawn_blocking(move || {
+            let first = run_cli(
+                &clis,
+                cli,
+                &base_url,
+                &prompts[0],
+                &root,
+                &RunOptions::default(),
+            );
+            let resume = RunOptions {
+                resume: session_id(&first.stdout),
+                ..RunOptions::default()
+            };
+            let second = run_cli(&clis, cli, &base_url, &prompts[1], &root, &resume);
+            (first, second)
+        }));
+    }
+    for handle in handles {
+        let (first, second) = handle.await.expect("cli thread");
+        assert_success(&first, "Noted: kiwi.");
+        assert_success(&second, "Resumed the session: the word was kiwi.");
+        assert_eq!(
+            session_id(&first.stdout),
+            session_id(&second.stdout),
+            "{}",
+            second.describe()
+        );
+    }
+    let log = server.request_log();
+    for cli in Cli::ALL {
+        assert_eq!(
+            outcomes(&log, vendor_of(cli)),
+            ["0:served", "1:served"],
+            "{}",
+            cli.name()
+        );
+    }
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_error_always_ends_in_an_error() {
+    // Gemini is left out: it retries 5xx for minutes with no switch to shorten it.
+    let Some(clis) = clis_dir() else {
+        eprintln!("note: real CLIs not installed; skipping server_error_always");
+        return;
+    };
+    let scratch_root = scratch();
+    let server = server_for("server_error_always", scratch_root.path()).await;
+    let base_url = server.base_url();
+    let claude_opts = RunOptions {
+        extra_env: vec![("CLAUDE_CODE_MAX_RETRIES".into(), "1".into())],
+        ..RunOptions::default()
+    };
+    let (claude_root, codex_root) = (
+        scratch_root.path().join("claude"),
+        scratch_root.path().join("codex"),
+    );
+    let (clis2, base2) = (clis.clone(), base_url.clone());
+    let claude = tokio::task::spawn_blocking(move || {
+        run_cli(
+            &clis2,
+            Cli::Claude,
+            &base2,
+            "Say hello.",
+            &claude_root,
+            &claude_opts,
+        )
+    });
+    let codex = tokio::task::spawn_blocking(move || {
+        run_cli(
+            &clis,
+            Cli::Codex,
+            &base_url,
+            "Say hello.",
+            &codex_root,
+            &RunOptions::default(),
+        )
+    });
+    let claude = claude.await.expect("claude thread");
+    let codex = codex.await.expect("codex thread");
+    assert!(
+        !claude.timed_out && claude.exit_code == Some(1),
+        "{}",
+        claude.describe()
+    );
+    assert!(
+        claude.stdout.contains("\"is_error\":true"),
+        "{}",
+        claude.describe()
+    );
+    assert!(
+        claude.stdout.contains("fake model: internal error"),
+        "{}",
+        claude.describe()
+    );
+    assert!(
+        !codex.timed_out && codex.exit_code == Some(1),
+        "{}",
+        codex.describe()
+    );
+    assert!(codex.stdout.contains("turn.failed"), "{}", codex.describe());
+    eprintln!(
+        "server_error_always: claude gave up after {:.1}s, codex after {:.1}s",
+        claude.elapsed.as_secs_f64(),
+        codex.elapsed.as_secs_f64()
+    );
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_tool_rounds_with_every_cli() {
+    let Some(Outcome {
+        runs,
+        log,
+        _scratch: _keep,
+    }) = run_all("five_tool_rounds", RunOptions::default()).await
+    else {
+        return;
+    };
+    for run in &runs {
+        assert_success(run, "All five steps are done.");
+        assert_eq!(
+            run.file("step4.txt").as_deref(),
+            Some("four\n"),
+            "{}",
+            run.describe()
+        );
+        assert_eq!(
+            run.file("step2.txt").as_deref(),
+            Some("two\n"),
+            "{}",
+            run.describe()
+        );
+        assert_eq!(
+            outcomes(&log, vendor_of(run.cli)).len(),
+            6,
             "{}",
             run.cli.name()
         );

@@ -1,0 +1,361 @@
+//! The server over real HTTP: failure knobs, turn accounting, side calls, the request log.
+
+use std::net::SocketAddr;
+
+use forge_adapter_fakemodel::{
+    FakeModelOptions, FakeModelServer, LoggedRequest, RunningServer, Scenario,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::fixtures::tools_request;
+use forge_adapter_fakemodel::tools::Vendor;
+
+/// A response read to EOF (HTTP/1.0, so no chunked framing; a cut shows as a short body).
+struct Reply {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
+async fn send(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> Reply {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let payload = body.to_string();
+    let mut request =
+        format!("{method} {path} HTTP/1.0\r\nhost: fake\r\ncontent-type: application/json\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!(
+        "content-length: {}\r\n\r\n{payload}",
+        payload.len()
+    ));
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    // A cut stream may end in a reset: keep whatever arrived.
+    let _ = stream.read_to_end(&mut raw).await;
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    Reply {
+        status,
+        headers: head.to_ascii_lowercase(),
+        body: body.to_owned(),
+    }
+}
+
+async fn start(toml: &str) -> RunningServer {
+    let scenario = Scenario::from_toml_str(toml).unwrap();
+    FakeModelServer::start(scenario, FakeModelOptions::default())
+        .await
+        .unwrap()
+}
+
+fn claude_turn() -> Value {
+    let mut body = tools_request(Vendor::Anthropic);
+    body["max_tokens"] = json!(128_000);
+    body["stream"] = json!(true);
+    body["messages"] = json!([{"role": "user", "content": "hi"}]);
+    body
+}
+
+async fn claude(server: &RunningServer, session: &str) -> Reply {
+    let headers = [
+        ("x-claude-code-session-id", session),
+        ("x-api-key", "sk-secret"),
+    ];
+    send(
+        server.addr(),
+        "POST",
+        "/v1/messages?beta=true",
+        &headers,
+        &claude_turn(),
+    )
+    .await
+}
+
+async fn codex(server: &RunningServer, thread: &str) -> Reply {
+    let mut body = tools_request(Vendor::OpenAi);
+    body["stream"] = json!(true);
+    send(
+        server.addr(),
+        "POST",
+        "/v1/responses",
+        &[("thread-id", thread)],
+        &body,
+    )
+    .await
+}
+
+async fn gemini(server: &RunningServer, prompt: &str) -> Reply {
+    let mut body = tools_request(Vendor::Gemini);
+    body["contents"] = json!([{"role": "user", "parts": [{"text": prompt}]}]);
+    let path = "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse";
+    send(server.addr(), "POST", path, &[], &body).await
+}
+
+fn outcomes(log: &[LoggedRequest]) -> Vec<String> {
+    log.iter()
+        .map(|r| match (r.turn, &r.side_call) {
+            (_, Some(side)) => format!("side:{side}"),
+            (Some(turn), None) => format!("{turn}:{}", r.outcome),
+            (None, None) => r.outcome.clone(),
+        })
+        .collect()
+}
+
+const RATE_LIMITED: &str =
+    "name = \"r\"\n[[turns]]\ntext = \"after the limit\"\nfail = { status = 429, times = 1 }\n";
+
+#[tokio::test]
+async fn rate_limit_once_then_success_for_every_vendor() {
+    let server = start(RATE_LIMITED).await;
+
+    let first = claude(&server, "s1").await;
+    assert_eq!(first.status, 429);
+    assert!(
+        first.headers.contains("retry-after: 0"),
+        "{}",
+        first.headers
+    );
+    let error: Value = serde_json::from_str(&first.body).unwrap();
+    assert_eq!(error["error"]["type"], "rate_limit_error");
+    let second = claude(&server, "s1").await;
+    assert_eq!(second.status, 200);
+    assert!(second.headers.contains("text/event-stream"));
+    assert!(second.body.contains("after the limit") && second.body.contains("event: message_stop"));
+
+    let first = codex(&server, "t1").await;
+    assert_eq!(first.status, 429);
+    let error: Value = serde_json::from_str(&first.body).unwrap();
+    assert_eq!(error["error"]["code"], "rate_limit_exceeded");
+    assert!(
+        codex(&server, "t1")
+            .await
+            .body
+            .contains("event: response.completed")
+    );
+
+    let first = gemini(&server, "hello").await;
+    assert_eq!(first.status, 429);
+    let error: Value = serde_json::from_str(&first.body).unwrap();
+    assert_eq!(error["error"]["status"], "RESOURCE_EXHAUSTED");
+    assert_eq!(error["error"]["details"][0]["retryDelay"], "0s");
+    assert!(
+        gemini(&server, "hello")
+            .await
+            .body
+            .contains("\"finishReason\":\"STOP\"")
+    );
+
+    let expected = ["0:failed 429", "0:served"].repeat(3);
+    assert_eq!(outcomes(&server.request_log()), expected);
+}
+
+#[tokio::test]
+async fn server_error_always_never_serves() {
+    let server = start(
+        &Scenario::builtin("server_error_always")
+            .map(|s| toml::to_string(&s).unwrap())
+            .unwrap(),
+    )
+    .await;
+    for _ in 0..3 {
+        let reply = claude(&server, "s").await;
+        assert_eq!(reply.status, 500);
+        let error: Value = serde_json::from_str(&reply.body).unwrap();
+        assert_eq!(
+            error["error"],
+            json!({"type": "api_error", "message": "fake model: internal error"})
+        );
+    }
+    assert_eq!(codex(&server, "t").await.status, 500);
+    assert_eq!(gemini(&server, "p").await.status, 500);
+    assert_eq!(outcomes(&server.request_log()), ["0:failed 500"; 5]);
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_short_once_then_whole() {
+    let server =
+        start("name = \"c\"\n[[turns]]\ntext = \"abcdef\"\nchunks = 3\ncut_after_events = 2\n")
+            .await;
+    let cut = claude(&server, "s").await;
+    assert_eq!(cut.status, 200);
+    assert_eq!(cut.body.matches("event: ").count(), 2, "{}", cut.body);
+    assert!(!cut.body.contains("message_stop"));
+    let whole = claude(&server, "s").await;
+    assert!(whole.body.contains("event: message_stop"), "{}", whole.body);
+    assert_eq!(outcomes(&server.request_log()), ["0:cut", "0:served"]);
+}
+
+#[tokio::test]
+async fn conversations_keep_their_own_turns_and_finish_politely() {
+    let server =
+        start("name = \"two\"\n[[turns]]\ntext = \"first\"\n[[turns]]\ntext = \"second\"\n").await;
+    assert!(claude(&server, "a").await.body.contains("first"));
+    assert!(
+        claude(&server, "b").await.body.contains("first"),
+        "b must not see a's turn"
+    );
+    assert!(claude(&server, "a").await.body.contains("second"));
+    let done = claude(&server, "a").await;
+    assert!(
+        done.body.contains("(fake model: scenario finished)") && done.body.contains("end_turn")
+    );
+    assert!(gemini(&server, "one prompt").await.body.contains("first"));
+    assert!(
+        gemini(&server, "another prompt")
+            .await
+            .body
+            .contains("first")
+    );
+    let log = server.request_log();
+    assert_eq!(
+        outcomes(&log),
+        [
+            "0:served", "0:served", "1:served", "finished", "0:served", "0:served"
+        ]
+    );
+    assert_eq!(log[1].conversation.as_deref(), Some("anthropic:b"));
+}
+
+#[tokio::test]
+async fn side_calls_do_not_consume_turns() {
+    let server = start("name = \"s\"\n[[turns]]\ntext = \"the turn\"\n").await;
+    let addr = server.addr();
+    let count = send(
+        addr,
+        "POST",
+        "/v1/messages/count_tokens?beta=true",
+        &[],
+        &json!({"messages": []}),
+    )
+    .await;
+    assert!(
+        serde_json::from_str::<Value>(&count.body).unwrap()["input_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let title = json!({"model": "claude-haiku", "max_tokens": 512, "messages": [{"role": "user", "content": "title?"}]});
+    let title = send(addr, "POST", "/v1/messages", &[], &title).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&title.body).unwrap()["content"][0]["text"],
+        "Fake session"
+    );
+    let classifier = json!({"contents": [], "generationConfig": {"responseJsonSchema": {"type": "OBJECT",
+        "properties": {"complexity_reasoning": {"type": "STRING"}, "complexity_score": {"type": "INTEGER"}}}}});
+    let routed = send(
+        addr,
+        "POST",
+        "/v1beta/models/gemini-3.5-flash-lite:generateContent",
+        &[],
+        &classifier,
+    )
+    .await;
+    let routed: Value = serde_json::from_str(&routed.body).unwrap();
+    let answer: Value = serde_json::from_str(
+        routed["candidates"][0]["content"]["parts"][0]["text"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(answer["complexity_score"], 10);
+    let probe = send(addr, "HEAD", "/api/hello", &[], &Value::Null).await;
+    assert_eq!(probe.status, 200);
+    assert!(claude(&server, "s").await.body.contains("the turn"));
+    let seen = outcomes(&server.request_log());
+    assert_eq!(
+        seen,
+        [
+            "side:count_tokens",
+            "side:no_tools",
+            "side:structured_output",
+            "side:connectivity_probe",
+            "0:served"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn health_unknown_routes_and_the_request_log_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("requests.jsonl");
+    let options = FakeModelOptions {
+        port: None,
+        request_log_path: Some(path.clone()),
+    };
+    let server = FakeModelServer::start(Scenario::builtin("plain_answer").unwrap(), options)
+        .await
+        .unwrap();
+    let health = send(server.addr(), "GET", "/health", &[], &Value::Null).await;
+    assert_eq!((health.status, health.body.as_str()), (200, "ok"));
+    let missing = send(
+        server.addr(),
+        "POST",
+        "/v2/whatever?x=1",
+        &[],
+        &json!({"a": 1}),
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.body.contains("no route for POST /v2/whatever"));
+    claude(&server, "sess").await;
+    let in_memory = server.request_log();
+    server.shutdown().await.unwrap();
+
+    let lines: Vec<LoggedRequest> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines, in_memory);
+    assert_eq!(lines.iter().map(|l| l.seq).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(
+        (lines[1].path.as_str(), lines[1].query.as_deref()),
+        ("/v2/whatever", Some("x=1"))
+    );
+    assert_eq!(lines[1].body, json!({"a": 1}));
+    let turn = &lines[2];
+    assert_eq!(
+        (turn.vendor.as_deref(), turn.turn, turn.outcome.as_str()),
+        (Some("anthropic"), Some(0), "served")
+    );
+    assert_eq!(
+        turn.headers
+            .get("x-claude-code-session-id")
+            .map(String::as_str),
+        Some("sess")
+    );
+    assert!(
+        !turn.headers.contains_key("x-api-key"),
+        "credentials must not be logged"
+    );
+    assert!(turn.timestamp_ms > 0);
+}
+
+#[tokio::test]
+async fn a_chosen_port_is_used() {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let options = FakeModelOptions {
+        port: Some(port),
+        request_log_path: None,
+    };
+    let server = FakeModelServer::start(Scenario::builtin("plain_answer").unwrap(), options)
+        .await
+        .unwrap();
+    assert_eq!(server.base_url(), format!("http://127.0.0.1:{port}"));
+    server.shutdown().await.unwrap();
+}
