@@ -55,13 +55,14 @@ pub(crate) fn load_from(
     Ok(config.with_providers(known.iter().copied()))
 }
 
-/// The workdir flag, `.` when empty.
+/// The workdir flag (`.` when empty), made absolute so sources and results name it fully.
 pub(crate) fn workdir(flags: &ConfigFlags) -> PathBuf {
-    if flags.workdir.as_os_str().is_empty() {
+    let dir = if flags.workdir.as_os_str().is_empty() {
         PathBuf::from(".")
     } else {
         flags.workdir.clone()
-    }
+    };
+    std::path::absolute(&dir).unwrap_or(dir)
 }
 
 /// `$FORGE_CONFIG`, else `$XDG_CONFIG_HOME/forge-code-agent/config.toml`, else
