@@ -1,0 +1,48 @@
+//! `cargo xtask ci`: the checks a change must pass, in the order that fails fastest.
+
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+use crate::workspace_root;
+
+/// Each step is one cargo invocation; the first failure stops the sequence.
+const STEPS: &[&[&str]] = &[
+    &["fmt", "--all", "--", "--check"],
+    &[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ],
+    &["test", "--workspace"],
+];
+
+pub fn run() -> anyhow::Result<()> {
+    for args in STEPS {
+        cargo(args)?;
+    }
+    Ok(())
+}
+
+fn cargo(args: &[&str]) -> anyhow::Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let shown = format!("cargo {}", args.join(" "));
+    status_line(&shown);
+    let status = Command::new(cargo)
+        .args(args)
+        .current_dir(workspace_root())
+        .status()
+        .with_context(|| format!("cannot run {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed ({status})");
+    }
+    Ok(())
+}
+
+fn status_line(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "==> {text}");
+}
