@@ -1,8 +1,6 @@
 //! The stateful decoder of `gemini -o stream-json` (and, through [`crate::json_output`], of
 //! the single `-o json` object).
 
-use std::collections::HashMap;
-
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionStatus, FileChangeKind, ForgeError,
     PricingTable, RawJson, SessionId, ToolKind, Usage,
@@ -11,7 +9,7 @@ use forge_ports::{Decoder, ProcessExit, ResultPieces};
 
 use crate::cost::{self, ModelUsage};
 use crate::tools::{relative_to, tool_kind, written_path};
-use crate::wire::{KindOnly, StreamEvent, StreamStats};
+use crate::wire::{KindOnly, ModelsMap, StreamEvent, StreamStats};
 
 /// What a decoder needs to know about its run.
 #[derive(Debug, Clone, Default)]
@@ -31,16 +29,33 @@ pub(crate) struct RunReport {
     pub error_message: Option<String>,
     pub usage: Option<Usage>,
     pub models: Vec<ModelUsage>,
+    /// stream-json `stats.models`, kept as JSON until [`RunReport::resolve_models`].
+    pub models_json: Option<String>,
     pub cost_usd: Option<f64>,
     pub duration_ms: Option<u64>,
 }
 
-/// A started tool call, remembered until its result pairs with it.
-#[derive(Debug, Clone)]
-struct PendingTool {
-    name: String,
-    kind: ToolKind,
-    written: Option<String>,
+impl RunReport {
+    /// Reads the per-model stats kept as JSON (once; a no-op afterwards).
+    pub fn resolve_models(&mut self) -> &[ModelUsage] {
+        if let Some(json) = self.models_json.take() {
+            if let Ok(ModelsMap(models)) = serde_json::from_str::<ModelsMap<'_>>(&json) {
+                self.models = models
+                    .into_iter()
+                    .map(|(model, m)| ModelUsage {
+                        model: model.into_owned(),
+                        usage: Usage {
+                            input_tokens: m.input_tokens,
+                            output_tokens: m.output_tokens,
+                            cache_read_tokens: m.cached,
+                            ..Usage::default()
+                        },
+                    })
+                    .collect();
+            }
+        }
+        &self.models
+    }
 }
 
 /// Decoder of one gemini run.
@@ -48,7 +63,8 @@ struct PendingTool {
 pub struct GeminiDecoder {
     pub(crate) config: DecoderConfig,
     pub(crate) acc: EventAccumulator,
-    pending: HashMap<String, PendingTool>,
+    /// Reused buffer of the fast path (see [`split_fixed_prefix`]).
+    scratch: String,
     pub(crate) report: Option<RunReport>,
     /// `response` of a `-o json` document: the whole answer.
     pub(crate) json_response: Option<String>,
@@ -61,7 +77,7 @@ impl GeminiDecoder {
         Self {
             config,
             acc: EventAccumulator::new(),
-            pending: HashMap::new(),
+            scratch: String::new(),
             report: None,
             json_response: None,
             tool_call_seq: 0,
@@ -83,8 +99,8 @@ impl GeminiDecoder {
         );
     }
 
-    fn dispatch(&mut self, ev: StreamEvent<'_>, json: &str, out: &mut Vec<AgentEvent>) {
-        match ev.kind.as_ref() {
+    fn dispatch(&mut self, kind: &str, ev: StreamEvent<'_>, json: &str, out: &mut Vec<AgentEvent>) {
+        match kind {
             "init" => self.on_init(ev, json, out),
             "message" => match ev.role.as_deref() {
                 Some("assistant") => {
@@ -117,10 +133,7 @@ impl GeminiDecoder {
                 self.emit(out, event);
             }
             "result" => self.on_result(ev, out),
-            kind => {
-                let kind = kind.to_owned();
-                self.unknown(out, &kind, json);
-            }
+            kind => self.unknown(out, kind, json),
         }
     }
 
@@ -157,17 +170,6 @@ impl GeminiDecoder {
             .map(|raw| serde_json::from_str(raw.get()).unwrap_or(serde_json::Value::Null))
             .unwrap_or(serde_json::Value::Null);
         let kind = tool_kind(&name);
-        let written = (kind == ToolKind::FileWrite)
-            .then(|| written_path(&input).map(|p| relative_to(p, &self.config.workdir)))
-            .flatten();
-        self.pending.insert(
-            call_id.clone(),
-            PendingTool {
-                name: name.clone(),
-                kind,
-                written,
-            },
-        );
         self.emit(
             out,
             AgentEvent::ToolCallStarted {
@@ -181,12 +183,20 @@ impl GeminiDecoder {
 
     fn on_tool_result(&mut self, ev: StreamEvent<'_>, out: &mut Vec<AgentEvent>) {
         let call_id = ev.tool_id.map(|id| id.into_owned()).unwrap_or_default();
-        let pending = self.pending.remove(&call_id);
-        let (name, kind, written) = match pending {
-            Some(p) => (p.name, p.kind, p.written),
+        let success = ev.status.as_deref() == Some("success");
+        // The accumulator holds the started call (usually the last one): its name, kind and
+        // input pair with this result without a second map.
+        let started = self.acc.tool_calls.iter().rev().find(|c| c.id == call_id);
+        let (name, kind, written) = match started {
+            Some(call) => {
+                let written = (success && call.kind == ToolKind::FileWrite)
+                    .then(|| written_path(&call.input))
+                    .flatten()
+                    .map(|p| relative_to(p, &self.config.workdir));
+                (call.name.clone(), call.kind, written)
+            }
             None => ("unknown".to_owned(), ToolKind::Other, None),
         };
-        let success = ev.status.as_deref() == Some("success");
         let output = ev
             .output
             .map(|o| o.into_owned())
@@ -223,14 +233,18 @@ impl GeminiDecoder {
         };
         let stats = ev.stats;
         let usage = stats.as_ref().map(stream_usage);
-        let models = stats.as_ref().map(stream_models).unwrap_or_default();
+        let models_json = stats
+            .as_ref()
+            .and_then(|s| s.models)
+            .map(|raw| raw.get().to_owned());
         let duration_ms = stats.as_ref().and_then(|s| s.duration_ms);
         let report = RunReport {
             success,
             error_type,
             error_message,
             usage,
-            models,
+            models: Vec::new(),
+            models_json,
             cost_usd: None,
             duration_ms,
         };
@@ -244,14 +258,15 @@ impl GeminiDecoder {
         result_text: Option<String>,
         out: &mut Vec<AgentEvent>,
     ) {
-        report.cost_usd = report.usage.as_ref().and_then(|usage| {
-            cost::estimate(
+        if let (Some(usage), false) = (report.usage, self.config.pricing.models.is_empty()) {
+            let models = report.resolve_models();
+            report.cost_usd = cost::estimate(
                 &self.config.pricing,
                 self.config.requested_model.as_deref(),
-                &report.models,
-                usage,
-            )
-        });
+                models,
+                &usage,
+            );
+        }
         if let Some(usage) = report.usage {
             self.emit(out, AgentEvent::UsageUpdate { usage });
         }
@@ -340,7 +355,7 @@ fn is_known_kind(kind: &str) -> bool {
     )
 }
 
-fn stream_usage(stats: &StreamStats) -> Usage {
+fn stream_usage(stats: &StreamStats<'_>) -> Usage {
     Usage {
         input_tokens: stats.input_tokens,
         output_tokens: stats.output_tokens,
@@ -349,20 +364,32 @@ fn stream_usage(stats: &StreamStats) -> Usage {
     }
 }
 
-fn stream_models(stats: &StreamStats) -> Vec<ModelUsage> {
-    stats
-        .models
-        .iter()
-        .map(|(model, m)| ModelUsage {
-            model: model.clone(),
-            usage: Usage {
-                input_tokens: m.input_tokens,
-                output_tokens: m.output_tokens,
-                cache_read_tokens: m.cached,
-                ..Usage::default()
-            },
-        })
-        .collect()
+/// Fast path for the shape gemini always prints (`JSON.stringify` of an object whose first
+/// keys are `type` and `timestamp`): `{"type":"<kind>","timestamp":"<iso>",<rest>`. Returns
+/// the kind and `<rest>`, so only `{<rest>` is parsed and the two leading fields (a third of
+/// a typical line) are not read twice. Anything else (`None`) takes the general path.
+fn split_fixed_prefix(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix("{\"type\":\"")?;
+    let end = closing_quote(rest)?;
+    let kind = &rest[..end];
+    let rest = rest[end + 1..].strip_prefix(",\"timestamp\":\"")?;
+    let end = closing_quote(rest)?;
+    let rest = rest[end + 1..].strip_prefix(',')?;
+    Some((kind, rest))
+}
+
+/// Index of the `"` closing a string that starts `s`; `None` when an escape comes first
+/// (the `"` search would be wrong) or there is none. The strings here are a few bytes long:
+/// a plain loop beats `str::find`'s searcher set-up.
+fn closing_quote(s: &str) -> Option<usize> {
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b'"' => return Some(i),
+            b'\\' => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Whether a trimmed line should be read as JSON. `[` followed by an upper-case letter is
@@ -383,7 +410,8 @@ impl Decoder for GeminiDecoder {
         line: &str,
         out: &mut Vec<AgentEvent>,
     ) -> Result<(), ForgeError> {
-        let trimmed = line.trim();
+        // JSON whitespace is ASCII; `trim_ascii` is cheaper than the Unicode-aware `trim`.
+        let trimmed = line.trim_ascii();
         if trimmed.is_empty() {
             return Ok(());
         }
@@ -396,9 +424,31 @@ impl Decoder for GeminiDecoder {
             );
             return Ok(());
         }
+        if let Some((kind, rest)) = split_fixed_prefix(trimmed) {
+            let mut buf = std::mem::take(&mut self.scratch);
+            buf.clear();
+            buf.push('{');
+            buf.push_str(rest);
+            let handled = match serde_json::from_str::<StreamEvent<'_>>(&buf) {
+                // A second `type` would be a duplicate key: the general path reports it.
+                Ok(ev) if ev.kind.is_none() => {
+                    self.dispatch(kind, ev, trimmed, out);
+                    true
+                }
+                _ => false,
+            };
+            self.scratch = buf;
+            if handled {
+                return Ok(());
+            }
+        }
         match serde_json::from_str::<StreamEvent<'_>>(trimmed) {
             Ok(ev) => {
-                self.dispatch(ev, trimmed, out);
+                let kind = ev.kind.clone();
+                match kind.as_deref() {
+                    Some(kind) => self.dispatch(kind, ev, trimmed, out),
+                    None => self.unknown(out, "untyped", trimmed),
+                }
                 Ok(())
             }
             Err(err) => self.recover(line_no, line, trimmed, &err, out),

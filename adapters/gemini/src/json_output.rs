@@ -78,6 +78,7 @@ pub(crate) fn decode_json_document(
         error_message,
         usage,
         models,
+        models_json: None,
         cost_usd: None,
         duration_ms,
     };

@@ -13,11 +13,17 @@ use crate::stderr::summarize;
 pub(crate) fn finish(dec: &mut GeminiDecoder, exit: Option<&ProcessExit>) -> ResultPieces {
     let exit_code = exit.and_then(|e| e.code);
     let stderr_json = exit.and_then(|e| stderr_error(&e.stderr_tail));
+    if let Some(report) = dec.report.as_mut() {
+        report.resolve_models();
+    }
     let report = dec.report.as_ref();
 
-    let content = match &dec.json_response {
-        Some(response) => response.clone(),
-        None if !dec.acc.text_after_last_tool.is_empty() => dec.acc.text_after_last_tool.clone(),
+    // `finish` is called once: the accumulator's collections are moved out, not cloned.
+    let content = match dec.json_response.take() {
+        Some(response) => response,
+        None if !dec.acc.text_after_last_tool.is_empty() => {
+            std::mem::take(&mut dec.acc.text_after_last_tool)
+        }
         None => dec.acc.text_blocks.join("\n"),
     };
 
@@ -87,7 +93,7 @@ pub(crate) fn finish(dec: &mut GeminiDecoder, exit: Option<&ProcessExit>) -> Res
     ResultPieces {
         reported_success: report.map(|r| r.success),
         content,
-        tool_calls: dec.acc.tool_calls.clone(),
+        tool_calls: std::mem::take(&mut dec.acc.tool_calls),
         errors,
         metadata: ExecutionMetadata {
             session_id,
@@ -100,7 +106,7 @@ pub(crate) fn finish(dec: &mut GeminiDecoder, exit: Option<&ProcessExit>) -> Res
             exit_code,
             stop_reason,
             workdir: (!dec.config.workdir.is_empty()).then(|| dec.config.workdir.clone()),
-            changed_files: dec.acc.changed_files.clone(),
+            changed_files: std::mem::take(&mut dec.acc.changed_files),
             notes,
             ..ExecutionMetadata::default()
         },

@@ -11,59 +11,82 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+/// A JSON string borrowed from the line unless it has escapes.
+///
+/// serde borrows a `Cow<str>` only when the field's type is exactly `Cow<str>`; inside an
+/// `Option` it always allocates. This newtype is what makes `Option<Str>` borrow.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct Str<'a>(#[serde(borrow)] pub Cow<'a, str>);
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Str<'_> {
+    pub fn into_owned(self) -> String {
+        self.0.into_owned()
+    }
+}
+
 /// One stream-json event: `init`, `message`, `tool_use`, `tool_result`, `error`, `result`.
 #[derive(Debug, Deserialize)]
 pub struct StreamEvent<'a> {
-    #[serde(rename = "type", borrow)]
-    pub kind: Cow<'a, str>,
+    /// Absent when the fast path already read it (see `decode::split_fixed_prefix`).
+    #[serde(rename = "type", default, borrow)]
+    pub kind: Option<Str<'a>>,
     // init
     #[serde(default, borrow)]
-    pub session_id: Option<Cow<'a, str>>,
+    pub session_id: Option<Str<'a>>,
     #[serde(default, borrow)]
-    pub model: Option<Cow<'a, str>>,
+    pub model: Option<Str<'a>>,
     // message
     #[serde(default, borrow)]
-    pub role: Option<Cow<'a, str>>,
+    pub role: Option<Str<'a>>,
     #[serde(default, borrow)]
-    pub content: Option<Cow<'a, str>>,
+    pub content: Option<Str<'a>>,
     #[serde(default)]
     pub delta: Option<bool>,
     // tool_use / tool_result
     #[serde(default, borrow)]
-    pub tool_name: Option<Cow<'a, str>>,
+    pub tool_name: Option<Str<'a>>,
     #[serde(default, borrow)]
-    pub tool_id: Option<Cow<'a, str>>,
+    pub tool_id: Option<Str<'a>>,
     #[serde(default, borrow)]
     pub parameters: Option<&'a RawValue>,
     #[serde(default, borrow)]
-    pub status: Option<Cow<'a, str>>,
+    pub status: Option<Str<'a>>,
     #[serde(default, borrow)]
-    pub output: Option<Cow<'a, str>>,
+    pub output: Option<Str<'a>>,
     // tool_result / result
     #[serde(default, borrow)]
     pub error: Option<ErrorInfo<'a>>,
     // error
     #[serde(default, borrow)]
-    pub severity: Option<Cow<'a, str>>,
+    pub severity: Option<Str<'a>>,
     #[serde(default, borrow)]
-    pub message: Option<Cow<'a, str>>,
+    pub message: Option<Str<'a>>,
     // result
-    #[serde(default)]
-    pub stats: Option<StreamStats>,
+    #[serde(default, borrow)]
+    pub stats: Option<StreamStats<'a>>,
 }
 
 /// `error` of a `tool_result` or `result`: `{type, message}`.
 #[derive(Debug, Deserialize)]
 pub struct ErrorInfo<'a> {
     #[serde(rename = "type", default, borrow)]
-    pub kind: Option<Cow<'a, str>>,
+    pub kind: Option<Str<'a>>,
     #[serde(default, borrow)]
-    pub message: Option<Cow<'a, str>>,
+    pub message: Option<Str<'a>>,
 }
 
 /// `result.stats`: `input_tokens` includes cached tokens, `input` excludes them.
 #[derive(Debug, Deserialize, Default)]
-pub struct StreamStats {
+pub struct StreamStats<'a> {
     #[serde(default)]
     pub input_tokens: u64,
     #[serde(default)]
@@ -72,11 +95,48 @@ pub struct StreamStats {
     pub cached: u64,
     #[serde(default)]
     pub duration_ms: Option<u64>,
-    #[serde(default)]
-    pub tool_calls: Option<u64>,
-    /// Keyed by the `modelVersion` the API answered with (router model included).
-    #[serde(default)]
-    pub models: BTreeMap<String, StreamModelStats>,
+    /// Per model, keyed by the `modelVersion` the API answered with (router model
+    /// included). Only skipped over here (syntax check): it is read, with [`ModelsMap`],
+    /// when a cost or the main model is asked for.
+    #[serde(default, borrow)]
+    pub models: Option<&'a RawValue>,
+}
+
+/// `stats.models` read as `(name, stats)` pairs: no map nodes, names borrowed.
+#[derive(Debug, Deserialize)]
+pub struct ModelsMap<'a>(
+    #[serde(borrow, deserialize_with = "borrowed_entries")]
+    pub  Vec<(Cow<'a, str>, StreamModelStats)>,
+);
+
+/// A map key borrowed from the line when it has no escapes.
+#[derive(Deserialize)]
+struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// A JSON object read as `(key, value)` pairs in document order.
+fn borrowed_entries<'de, D, V>(d: D) -> Result<Vec<(Cow<'de, str>, V)>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Entries<V>(std::marker::PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Entries<V> {
+        type Value = Vec<(Cow<'de, str>, V)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(map.size_hint().unwrap_or(2));
+            while let Some((Key(key), value)) = map.next_entry::<Key<'de>, V>()? {
+                out.push((key, value));
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Entries(std::marker::PhantomData))
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -97,9 +157,9 @@ pub struct JsonDocument<'a> {
     #[serde(rename = "type", default)]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
-    pub session_id: Option<Cow<'a, str>>,
+    pub session_id: Option<Str<'a>>,
     #[serde(default, borrow)]
-    pub response: Option<Cow<'a, str>>,
+    pub response: Option<Str<'a>>,
     #[serde(default)]
     pub stats: Option<JsonStats>,
     #[serde(default, borrow)]
@@ -121,9 +181,9 @@ impl JsonDocument<'_> {
 #[derive(Debug, Deserialize)]
 pub struct JsonError<'a> {
     #[serde(rename = "type", default, borrow)]
-    pub kind: Option<Cow<'a, str>>,
+    pub kind: Option<Str<'a>>,
     #[serde(default, borrow)]
-    pub message: Option<Cow<'a, str>>,
+    pub message: Option<Str<'a>>,
     #[serde(default)]
     pub code: Option<serde_json::Value>,
 }
@@ -175,5 +235,5 @@ pub struct JsonToolStats {
 #[derive(Debug, Deserialize)]
 pub struct KindOnly<'a> {
     #[serde(rename = "type", default, borrow)]
-    pub kind: Option<Cow<'a, str>>,
+    pub kind: Option<Str<'a>>,
 }

@@ -1,0 +1,102 @@
+//! Decode throughput on a ~40 MB real-format gemini transcript, against two baselines on
+//! the same lines in the same run: `serde_json::Value` per line, and a syntax-only pass
+//! (`IgnoredAny`). Prints MB/s and ratios; asserts nothing about time.
+
+#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use forge_adapter_gemini::GeminiProvider;
+use forge_domain::{ExecutionRequest, ProviderId};
+use forge_ports::{Decoder, ProviderSettings};
+
+const TARGET_BYTES: usize = 40 * 1024 * 1024;
+const ROUNDS: usize = 5;
+
+/// The fixture transcripts' lines, repeated with varied ids and text until ~40 MB.
+fn transcript() -> Vec<String> {
+    let fixtures = forge_testkit::fixtures::transcripts("gemini");
+    let base: Vec<&str> = fixtures
+        .iter()
+        .flat_map(|t| t.stdout.lines())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert!(!base.is_empty(), "no gemini fixtures found");
+    let mut lines = Vec::new();
+    let mut bytes = 0;
+    let mut round = 0u64;
+    while bytes < TARGET_BYTES {
+        for line in &base {
+            let line = line
+                .replace("_0\"", &format!("_{round}\""))
+                .replace("fake model", &format!("fake model {round}"));
+            bytes += line.len() + 1;
+            lines.push(line);
+        }
+        round += 1;
+    }
+    lines
+}
+
+fn best_of(mut pass: impl FnMut()) -> Duration {
+    (0..ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            pass();
+            start.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn mb_per_s(bytes: usize, d: Duration) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0) / d.as_secs_f64()
+}
+
+fn main() {
+    let lines = transcript();
+    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let request = ExecutionRequest::new(
+        ProviderId::new("gemini").unwrap_or_else(|_| unreachable!()),
+        "p",
+        "<WORKDIR>",
+    );
+    let provider = GeminiProvider::new(ProviderSettings::default());
+
+    let value = best_of(|| {
+        for line in &lines {
+            black_box(serde_json::from_str::<serde_json::Value>(line).ok());
+        }
+    });
+    let syntax = best_of(|| {
+        for line in &lines {
+            black_box(serde_json::from_str::<serde::de::IgnoredAny>(line).ok());
+        }
+    });
+    let ours = best_of(|| {
+        let mut decoder = provider.gemini_decoder(&request);
+        let mut out = Vec::with_capacity(8);
+        for (i, line) in lines.iter().enumerate() {
+            let _ = black_box(decoder.decode_line(i as u64 + 1, line, &mut out));
+            out.clear();
+        }
+        black_box(decoder.finish(None));
+    });
+
+    let (v, s, o) = (
+        mb_per_s(bytes, value),
+        mb_per_s(bytes, syntax),
+        mb_per_s(bytes, ours),
+    );
+    println!(
+        "gemini decode: {:.1} MB in {} lines, best of {ROUNDS}",
+        bytes as f64 / (1024.0 * 1024.0),
+        lines.len()
+    );
+    println!("  serde_json::Value     {v:8.1} MB/s");
+    println!("  IgnoredAny (syntax)   {s:8.1} MB/s");
+    println!("  forge gemini decoder  {o:8.1} MB/s");
+    println!("  ours / Value       = {:.2}x (target >= 2x)", o / v);
+    println!("  ours / IgnoredAny  = {:.2}x (target >= 0.5x)", o / s);
+}

@@ -1,0 +1,7 @@
+mod detect;
+mod fixtures;
+mod invocation;
+mod json_mode;
+mod props;
+mod robustness;
+mod support;

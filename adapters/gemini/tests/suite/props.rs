@@ -1,0 +1,120 @@
+//! The decoder never panics, whatever it is fed, and `finish` never panics after it.
+
+use forge_ports::Provider;
+use proptest::prelude::*;
+use serde_json::{Map, Value};
+
+use super::support::{exit, provider, request};
+
+const KINDS: [&str; 7] = [
+    "init",
+    "message",
+    "tool_use",
+    "tool_result",
+    "error",
+    "result",
+    "other",
+];
+const FIELDS: [&str; 16] = [
+    "session_id",
+    "model",
+    "role",
+    "content",
+    "delta",
+    "tool_name",
+    "tool_id",
+    "parameters",
+    "status",
+    "output",
+    "error",
+    "severity",
+    "message",
+    "stats",
+    "response",
+    "type",
+];
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        ".{0,12}".prop_map(Value::String),
+        prop::sample::select(
+            &[
+                "success",
+                "error",
+                "assistant",
+                "user",
+                "warning",
+                "write_file"
+            ][..]
+        )
+        .prop_map(|s| Value::String(s.to_owned())),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(&FIELDS[..]), inner), 0..6).prop_map(
+                |kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+            ),
+        ]
+    })
+}
+
+/// An object with `type` set to a known kind and random known fields.
+fn event_like() -> impl Strategy<Value = Value> {
+    (
+        prop::sample::select(&KINDS[..]),
+        prop::collection::vec((prop::sample::select(&FIELDS[..]), json_value()), 0..8),
+    )
+        .prop_map(|(kind, fields)| {
+            let mut map: Map<String, Value> =
+                fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            map.insert("type".into(), Value::String(kind.to_owned()));
+            Value::Object(map)
+        })
+}
+
+fn run(lines: &[String], code: i32, stderr: &str) {
+    let mut dec = provider().decoder(&request("p", "/w"));
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let _ = dec.decode_line(i as u64 + 1, line, &mut out);
+    }
+    let _ = dec.finish(Some(&exit(code, stderr)));
+    // The same input as one document.
+    let mut dec = provider().decoder(&request("p", "/w"));
+    let _ = dec.decode_document(&lines.join("\n"), &mut out);
+    let _ = dec.finish(None);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..64), 0..8),
+                                   code in -1i32..300, stderr in ".{0,40}") {
+        let lines: Vec<String> = bytes.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
+        run(&lines, code, &stderr);
+    }
+
+    #[test]
+    fn arbitrary_json_never_panics(values in prop::collection::vec(prop_oneof![json_value(), event_like()], 0..10),
+                                   code in -1i32..300, pretty in any::<bool>()) {
+        let lines: Vec<String> = values.iter().map(Value::to_string).collect();
+        let stderr = values.first().map(|v| if pretty {
+            serde_json::to_string_pretty(v).unwrap()
+        } else {
+            v.to_string()
+        }).unwrap_or_default();
+        run(&lines, code, &stderr);
+        // A pretty document as `-o json` prints it.
+        if let Some(v) = values.first() {
+            run(&[serde_json::to_string_pretty(v).unwrap()], code, "");
+        }
+    }
+}
