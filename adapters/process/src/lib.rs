@@ -13,10 +13,13 @@
 //!     the runtime, so spawn from async code, never from a `spawn_blocking` thread that may be
 //!     retired while the child runs;
 //!   - a **lifeline watchdog** (`lifeline.rs`) for the grandchildren, which the death signal
-//!     does not reach: a tiny process forked between `fork` and `exec`, inside the group, that
-//!     blocks reading a pipe whose only write end forge holds. When forge dies (even by
-//!     SIGKILL) or the run is over, the read returns end-of-file and the watchdog SIGKILLs
-//!     the whole group, itself included;
+//!     does not reach: a tiny process (`forge-lifeline` in `ps`) forked between `fork` and
+//!     `exec`, inside the group, that keeps only the read end of a close-on-exec pipe whose
+//!     write end forge alone holds, and ignores SIGINT/SIGTERM/SIGHUP. When forge dies (even
+//!     by SIGKILL) or the run is over (`wait` done, or drop), the read returns end-of-file
+//!     and the watchdog SIGKILLs the whole group, itself included. It never holds the
+//!     stdout/stderr pipes. It is orphaned when the CLI exits, so its zombie is reaped by
+//!     init (a container whose PID 1 does not reap keeps `Z` entries, which are harmless);
 //! - is **killed on drop** of its [`TokioRunningProcess`] (SIGKILL to the group).
 //!
 //! Stdout is read as **bounded lines** ([`lines::BoundedLines`]): `\n` ends a line, a
@@ -25,6 +28,12 @@
 //! `max_line_bytes` becomes [`forge_ports::StdoutItem::Oversize`] while the rest of it is
 //! skipped without being buffered. Stderr is read concurrently: a redacted copy goes to the
 //! log, its redacted tail to [`forge_ports::ProcessExit::stderr_tail`].
+//!
+//! The logs are per-line redacted copies (invalid UTF-8 replaced there too). An oversize line
+//! is logged as its prefix plus a `[forge: line N of S bytes cut]` marker, so the artifacts
+//! are bounded like memory. The stdout log is complete once the stream has ended (or the
+//! process was dropped); the stderr log once `wait` returned. The consumer gets the raw
+//! (unredacted) lines: decoders need them, and the result is redacted downstream.
 //!
 //! Stopping: [`forge_ports::ProcessKiller::shutdown`] walks SIGINT → grace → SIGTERM →
 //! grace → SIGKILL on the group. After the child exits, a grandchild still holding stdout

@@ -9,7 +9,7 @@
 )]
 
 use std::io;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use nix::fcntl::OFlag;
 
@@ -22,7 +22,19 @@ const MAX_FD_FALLBACK: RawFd = 65_536;
 /// The two ends of a run's lifeline pipe, both close-on-exec: the CLI itself never holds
 /// either end after `exec`; the watchdog keeps only the read end.
 pub(crate) fn lifeline_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(io::Error::from)
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(io::Error::from)?;
+    Ok((above_stdio(read)?, write))
+}
+
+/// `fd`, moved to 3 or above when it landed on 0–2 (forge started with stdio closed): the
+/// child's stdio set-up would overwrite it there before the watchdog is forked.
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    let moved = nix::fcntl::fcntl(&fd, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(3))?;
+    // SAFETY: `moved` is a fresh fd returned by F_DUPFD_CLOEXEC; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
 }
 
 /// What the child needs to know, captured by value before the fork.

@@ -73,6 +73,12 @@ impl<R: AsyncRead + Unpin> BoundedLines<R> {
         self.bytes_read
     }
 
+    /// True when a whole line is already in the read buffer: the next `next_line` will
+    /// not wait for the pipe.
+    pub fn has_buffered_line(&self) -> bool {
+        memchr(b'\n', self.reader.buffer()).is_some()
+    }
+
     /// Bytes held for the line being assembled: never more than the cap plus one read.
     pub fn buffered_capacity(&self) -> usize {
         self.line.capacity()

@@ -37,6 +37,11 @@ impl LogSink {
         })
     }
 
+    /// False without a path (or after a write error): callers skip redacting for it.
+    pub(crate) fn is_enabled(&self) -> bool {
+        self.out.is_some()
+    }
+
     /// Appends `text`, then `\n` when the line had one.
     pub(crate) async fn write_line(&mut self, text: &str, terminated: bool) {
         let Some(out) = &mut self.out else { return };

@@ -20,7 +20,7 @@ use crate::locate::{locate_in, not_found, resolve_program};
 use crate::log_sink::LogSink;
 use crate::running::{Parts, TokioRunningProcess};
 use crate::stderr::pump_stderr;
-use crate::stdout::{STDOUT_CHANNEL_ITEMS, StdoutStream, pump_stdout};
+use crate::stdout::{STDOUT_CHANNEL_BATCHES, StdoutStream, pump_stdout};
 
 /// Spawns children on the current tokio runtime. Stateless and cheap to clone.
 #[derive(Debug, Clone, Copy, Default)]
@@ -78,7 +78,7 @@ impl TokioProcessRunner {
             return Err(ForgeError::io("spawning", "the child's pipes are missing"));
         };
 
-        let (tx, rx) = mpsc::channel(STDOUT_CHANNEL_ITEMS);
+        let (tx, rx) = mpsc::channel(STDOUT_CHANNEL_BATCHES);
         let stdout_task = tokio::spawn(pump_stdout(
             stdout,
             tx,

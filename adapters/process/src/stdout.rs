@@ -1,6 +1,7 @@
 //! Reading the child's stdout: a reader task feeding a channel, and the consumer side that
 //! ends the stream after the child's exit even when a grandchild keeps the pipe open.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,11 +15,15 @@ use crate::group::{ExitSlot, ProcessGroup};
 use crate::lines::{BoundedLines, RawLine, lossy, lossy_prefix};
 use crate::log_sink::LogSink;
 
-/// Items buffered between the reader task and the consumer. A full channel pauses the
+/// Batches buffered between the reader task and the consumer. A full channel pauses the
 /// reader, the pipe fills, and the child waits: back-pressure instead of memory growth.
-pub(crate) const STDOUT_CHANNEL_ITEMS: usize = 1024;
+pub(crate) const STDOUT_CHANNEL_BATCHES: usize = 16;
 
-pub(crate) type StdoutMessage = Result<StdoutItem, ForgeError>;
+/// Most lines sent in one batch. A batch only holds lines that were already in the read
+/// buffer, so it costs one channel hand-off instead of one per line.
+const BATCH_LINES: usize = 256;
+
+pub(crate) type StdoutMessage = Result<Vec<StdoutItem>, ForgeError>;
 
 /// Reads `stdout` to its end (or until nobody listens), logging every line redacted.
 /// Blank lines are logged but not sent.
@@ -30,49 +35,67 @@ pub(crate) async fn pump_stdout<R: AsyncRead + Unpin>(
     redactor: Redactor,
 ) {
     let mut lines = BoundedLines::new(stdout, max_line_bytes);
+    let mut batch = Vec::new();
     loop {
         let line = match lines.next_line().await {
             Ok(Some(line)) => line,
             Ok(None) => break,
             Err(err) => {
+                let _ = send(&tx, &mut batch).await;
                 let _ = tx.send(Err(ForgeError::io("reading stdout", err))).await;
                 break;
             }
         };
-        let item = match line {
-            RawLine::Line {
-                line_no,
-                bytes,
-                terminated,
-            } => {
-                let text = lossy(bytes);
-                log.write_line(&redactor.redact(&text), terminated).await;
-                if text.is_empty() {
-                    continue;
-                }
-                StdoutItem::Line { line_no, text }
-            }
-            RawLine::Oversize {
-                line_no,
-                size_bytes,
-                prefix,
-                terminated,
-            } => {
-                let prefix = lossy_prefix(&prefix);
-                let marker = format!("{prefix}… [forge: line {line_no} of {size_bytes} bytes cut]");
-                log.write_line(&redactor.redact(&marker), terminated).await;
-                StdoutItem::Oversize {
-                    line_no,
-                    size_bytes,
-                    prefix,
-                }
-            }
-        };
-        if tx.send(Ok(item)).await.is_err() {
+        if let Some(item) = to_item(line, &mut log, &redactor).await {
+            batch.push(item);
+        }
+        let more_ready = lines.has_buffered_line() && batch.len() < BATCH_LINES;
+        if !more_ready && !send(&tx, &mut batch).await {
             break; // the process was dropped
         }
     }
+    let _ = send(&tx, &mut batch).await;
     log.finish().await;
+}
+
+/// Sends the batch when it holds anything; false when the receiver is gone.
+async fn send(tx: &mpsc::Sender<StdoutMessage>, batch: &mut Vec<StdoutItem>) -> bool {
+    if batch.is_empty() {
+        return true;
+    }
+    tx.send(Ok(std::mem::take(batch))).await.is_ok()
+}
+
+/// Logs `line` and turns it into an item; `None` for a blank line.
+async fn to_item(line: RawLine, log: &mut LogSink, redactor: &Redactor) -> Option<StdoutItem> {
+    match line {
+        RawLine::Line {
+            line_no,
+            bytes,
+            terminated,
+        } => {
+            let text = lossy(bytes);
+            if log.is_enabled() {
+                log.write_line(&redactor.redact(&text), terminated).await;
+            }
+            (!text.is_empty()).then_some(StdoutItem::Line { line_no, text })
+        }
+        RawLine::Oversize {
+            line_no,
+            size_bytes,
+            prefix,
+            terminated,
+        } => {
+            let prefix = lossy_prefix(&prefix);
+            let marker = format!("{prefix}… [forge: line {line_no} of {size_bytes} bytes cut]");
+            log.write_line(&redactor.redact(&marker), terminated).await;
+            Some(StdoutItem::Oversize {
+                line_no,
+                size_bytes,
+                prefix,
+            })
+        }
+    }
 }
 
 /// Where the consumer side is.
@@ -93,6 +116,8 @@ enum Phase {
 /// The consumer side of stdout, owned by the running process.
 pub(crate) struct StdoutStream {
     rx: mpsc::Receiver<StdoutMessage>,
+    /// The rest of the last batch received.
+    pending: VecDeque<StdoutItem>,
     exit: watch::Receiver<ExitSlot>,
     group: Arc<ProcessGroup>,
     drain_after_exit: Duration,
@@ -108,6 +133,7 @@ impl StdoutStream {
     ) -> Self {
         Self {
             rx,
+            pending: VecDeque::new(),
             exit,
             group,
             drain_after_exit,
@@ -123,6 +149,9 @@ impl StdoutStream {
     /// See [`forge_ports::RunningProcess::next_stdout`]. Cancel-safe: every await is on a
     /// cancel-safe future, and the phase only changes between awaits.
     pub(crate) async fn next(&mut self) -> Result<Option<StdoutItem>, ForgeError> {
+        if let Some(item) = self.pending.pop_front() {
+            return Ok(Some(item));
+        }
         loop {
             if matches!(self.phase, Phase::Running) && self.exit.borrow().is_some() {
                 self.phase = Phase::Draining {
@@ -167,7 +196,13 @@ impl StdoutStream {
                 }
             };
             return match message {
-                Some(Ok(item)) => Ok(Some(item)),
+                Some(Ok(batch)) => {
+                    self.pending = batch.into();
+                    match self.pending.pop_front() {
+                        Some(item) => Ok(Some(item)),
+                        None => continue,
+                    }
+                }
                 Some(Err(err)) => {
                     self.phase = Phase::Finished;
                     Err(err)

@@ -8,6 +8,9 @@ use super::support::{fake, quick_options, start, until_type};
 
 const INTERRUPT: Duration = Duration::from_millis(200);
 const TERMINATE: Duration = Duration::from_millis(300);
+/// Upper bounds only catch a hang: the exit signal says which rung ended the child, and
+/// lower bounds say each grace was waited in full.
+const LOOSE: Duration = Duration::from_secs(5);
 
 /// Runs the ladder on a hanging fake CLI with `ignored` knobs; returns the signal that
 /// ended it and how long the ladder took.
@@ -30,7 +33,7 @@ async fn ladder_on(ignored: &[(&str, &str)]) -> (Option<i32>, Duration) {
 async fn each_rung_is_reached_only_when_the_previous_one_was_ignored() {
     let (signal, took) = ladder_on(&[]).await;
     assert_eq!(signal, Some(libc::SIGINT));
-    assert!(took < INTERRUPT, "SIGINT worked, no grace waited: {took:?}");
+    assert!(took < LOOSE, "{took:?}");
 
     let (signal, took) = ladder_on(&[("FAKE_IGNORE_SIGINT", "1")]).await;
     assert_eq!(signal, Some(libc::SIGTERM));
@@ -42,7 +45,10 @@ async fn each_rung_is_reached_only_when_the_previous_one_was_ignored() {
     let ignore_both = [("FAKE_IGNORE_SIGINT", "1"), ("FAKE_IGNORE_SIGTERM", "1")];
     let (signal, took) = ladder_on(&ignore_both).await;
     assert_eq!(signal, Some(libc::SIGKILL));
-    assert!(took >= INTERRUPT + TERMINATE, "{took:?}");
+    assert!(
+        took >= INTERRUPT + TERMINATE && took < LOOSE,
+        "SIGKILL after both: {took:?}"
+    );
 }
 
 #[tokio::test]

@@ -20,6 +20,7 @@
 //! | `FAKE_HUGE_LINE_MB=n` | print one JSON line of n MiB, then `{"type":"after_huge"}` |
 //! | `FAKE_REPLAY=path` | replay the file's lines to stdout, `FAKE_DELAY_MS=n` apart |
 //! | `FAKE_EVENTS=n` | print n lines `{"type":"text","i":I}` as fast as possible |
+//! | `FAKE_EVENTS_TIMED=1` | with `FAKE_EVENTS`: one flushed line per event, `text` = CLOCK_MONOTONIC ns |
 //! | `FAKE_REPLAY_STDERR=path` | copy the file to stderr |
 //! | `FAKE_HANG=1` | sleep forever |
 //! | `FAKE_EXIT=n` | exit with code n (default 0) |
@@ -58,6 +59,7 @@ fake-agent-cli: a fake coding-agent CLI for tests, driven by environment variabl
   FAKE_REPLAY=PATH           replay PATH's lines to stdout
   FAKE_DELAY_MS=N            pause N ms between replayed lines
   FAKE_EVENTS=N              print N lines {\"type\":\"text\",\"i\":I}, fast
+  FAKE_EVENTS_TIMED=1        with FAKE_EVENTS: flush each line, text = CLOCK_MONOTONIC ns
   FAKE_REPLAY_STDERR=PATH    copy PATH to stderr
   FAKE_CRASH_AFTER=N         SIGKILL itself after the N-th stdout line
   FAKE_HANG=1                sleep forever at the end
@@ -256,8 +258,16 @@ fn main_stream(out: &mut Out) {
         }
     }
     if let Some(n) = number("FAKE_EVENTS") {
+        // Timed: one flushed line per event carrying CLOCK_MONOTONIC in ns (a clock every
+        // process on the machine shares), so a reader can measure per-event latency.
+        let timed = flag("FAKE_EVENTS_TIMED");
         for i in 0..n {
-            out.line(format!("{{\"type\":\"text\",\"i\":{i}}}").as_bytes(), true);
+            if timed {
+                let line = format!("{{\"type\":\"text\",\"text\":\"{}\",\"i\":{i}}}", monotonic_ns());
+                out.line(line.as_bytes(), false);
+            } else {
+                out.line(format!("{{\"type\":\"text\",\"i\":{i}}}").as_bytes(), true);
+            }
         }
         out.flush();
     }
@@ -281,6 +291,14 @@ fn var(name: &str) -> Option<String> {
 
 fn flag(name: &str) -> bool {
     var(name).is_some_and(|v| v != "0")
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+fn monotonic_ns() -> u128 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
 }
 
 fn number(name: &str) -> Option<u64> {
