@@ -444,7 +444,7 @@ impl Decoder for GeminiDecoder {
         }
         match serde_json::from_str::<StreamEvent<'_>>(trimmed) {
             Ok(ev) => {
-                let kind = ev.kind.clone();
+                let kind = ev.kind.clone().flatten();
                 match kind.as_deref() {
                     Some(kind) => self.dispatch(kind, ev, trimmed, out),
                     None => self.unknown(out, "untyped", trimmed),

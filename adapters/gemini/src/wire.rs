@@ -36,9 +36,10 @@ impl Str<'_> {
 /// One stream-json event: `init`, `message`, `tool_use`, `tool_result`, `error`, `result`.
 #[derive(Debug, Deserialize)]
 pub struct StreamEvent<'a> {
-    /// Absent when the fast path already read it (see `decode::split_fixed_prefix`).
-    #[serde(rename = "type", default, borrow)]
-    pub kind: Option<Str<'a>>,
+    /// Outer `None`: the key is absent (the fast path read it already, see
+    /// `decode::split_fixed_prefix`); `Some(None)`: present but `null`.
+    #[serde(rename = "type", default, borrow, deserialize_with = "present")]
+    pub kind: Option<Option<Str<'a>>>,
     // init
     #[serde(default, borrow)]
     pub session_id: Option<Str<'a>>,
@@ -108,6 +109,15 @@ pub struct ModelsMap<'a>(
     #[serde(borrow, deserialize_with = "borrowed_entries")]
     pub  Vec<(Cow<'a, str>, StreamModelStats)>,
 );
+
+/// Marks a field as present, whatever its value (`null` included).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
 
 /// A map key borrowed from the line when it has no escapes.
 #[derive(Deserialize)]

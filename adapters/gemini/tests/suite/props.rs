@@ -92,8 +92,51 @@ fn run(lines: &[String], code: i32, stderr: &str) {
     let _ = dec.finish(None);
 }
 
+fn decode_all(lines: &[String]) -> (Vec<forge_domain::AgentEvent>, usize) {
+    let mut dec = provider().decoder(&request("p", "/w"));
+    let mut out = Vec::new();
+    let errors = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, line)| dec.decode_line(*i as u64 + 1, line, &mut out).is_err())
+        .count();
+    (out, errors)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The hand-read `{"type":…,"timestamp":…,` prefix gives what the parser gives.
+    #[test]
+    fn fast_prefix_agrees_with_the_parser(
+        events in prop::collection::vec(
+            (prop::sample::select(&KINDS[..]),
+             prop::collection::vec((prop::sample::select(&FIELDS[..]), json_value()), 1..6)),
+            1..6),
+    ) {
+        let (mut fast, mut plain) = (Vec::new(), Vec::new());
+        for (kind, fields) in &events {
+            let body: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("{}:{v}", Value::String((*k).to_owned())))
+                .collect();
+            let body = body.join(",");
+            fast.push(format!(r#"{{"type":"{kind}","timestamp":"2026-11-21T23:41:30.563Z",{body}}}"#));
+            plain.push(format!(r#"{{{body},"type":"{kind}"}}"#));
+        }
+        let (a, a_errors) = decode_all(&fast);
+        let (b, b_errors) = decode_all(&plain);
+        prop_assert_eq!(a_errors, b_errors);
+        // Unknown events keep their raw line, which differs by construction.
+        let strip = |events: Vec<forge_domain::AgentEvent>| -> Vec<String> {
+            events.into_iter().map(|e| match e {
+                forge_domain::AgentEvent::Unknown { kind, .. } => format!("unknown:{kind}"),
+                forge_domain::AgentEvent::Unparsed { .. } => "unparsed".to_owned(),
+                other => serde_json::to_string(&other).unwrap(),
+            }).collect()
+        };
+        prop_assert_eq!(strip(a), strip(b));
+    }
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..64), 0..8),

@@ -207,3 +207,51 @@ fn finish_without_exit_reports_only_what_the_stream_said() {
         Some("s-1")
     );
 }
+
+/// gemini prints `type` and `timestamp` first; the decoder reads that prefix by hand. Lines
+/// with and without it, or with the keys in another order, decode alike.
+#[test]
+fn the_fixed_prefix_fast_path_agrees_with_the_parser() {
+    let bodies = [
+        r#""role":"assistant","content":"a \"quoted\" \u00e9 text","delta":true"#,
+        r#""tool_name":"run_shell_command","tool_id":"t1","parameters":{"command":"ls"}"#,
+        r#""tool_id":"t1","status":"error","error":{"type":"x","message":"no"}"#,
+        r#""severity":"warning","message":"w""#,
+        r#""status":"success","stats":{"input_tokens":5,"output_tokens":2,"cached":1,"duration_ms":9,"models":{"m":{"input_tokens":5,"output_tokens":2,"cached":1}}}"#,
+    ];
+    let types = ["message", "tool_use", "tool_result", "error", "result"];
+    let fast: Vec<String> = types
+        .iter()
+        .zip(bodies)
+        .map(|(k, b)| format!(r#"{{"type":"{k}","timestamp":"2026-11-21T23:41:30.563Z",{b}}}"#))
+        .collect();
+    let plain: Vec<String> = types
+        .iter()
+        .zip(bodies)
+        .map(|(k, b)| format!(r#"{{{b},"type":"{k}"}}"#))
+        .collect();
+    let a = decode_lines(&fast.join("\n"), None);
+    let b = decode_lines(&plain.join("\n"), None);
+    assert_eq!(a.events, b.events);
+    assert_eq!(
+        kinds(&a.events),
+        [
+            "text",
+            "tool_call_started",
+            "tool_call_finished",
+            "warning",
+            "usage_update",
+            "completed"
+        ]
+    );
+    // Truncated after the prefix, and a duplicated `type`: the general path reports both.
+    let d = decode_lines(
+        "{\"type\":\"message\",\"timestamp\":\"t\",\"role\":\"assis\n{\"type\":\"message\",\"timestamp\":\"t\",\"type\":\"x\"}",
+        None,
+    );
+    assert_eq!(kinds(&d.events), ["unparsed", "unknown"]);
+    assert!(matches!(
+        d.errors.as_slice(),
+        [ForgeError::Parsing { line: 1, .. }]
+    ));
+}
