@@ -18,7 +18,12 @@ pub fn run(flags: &ConfigFlags, json: bool) -> Result<u8, Failure> {
     } else {
         let mut lines = Vec::new();
         flatten("", &value, &mut lines);
-        let width = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        let width = lines
+            .iter()
+            .map(|(k, _)| k.len())
+            .max()
+            .unwrap_or(0)
+            .min(48);
         for (line, source) in lines {
             writeln!(out, "{line:width$}  # {source}")?;
         }
