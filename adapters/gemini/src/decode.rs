@@ -7,9 +7,11 @@ use forge_domain::{
 };
 use forge_ports::{Decoder, ProcessExit, ResultPieces};
 
-use crate::cost::{self, ModelUsage};
+use crate::cost;
+use crate::framing::{looks_like_json, split_fixed_prefix};
+use crate::report::RunReport;
 use crate::tools::{relative_to, tool_kind, written_path};
-use crate::wire::{KindOnly, ModelsMap, StreamEvent, StreamStats};
+use crate::wire::{KindOnly, StreamEvent, StreamStats};
 
 /// What a decoder needs to know about its run.
 #[derive(Debug, Clone, Default)]
@@ -19,43 +21,6 @@ pub struct DecoderConfig {
     /// The model the run asked for (`-m`), if any.
     pub requested_model: Option<String>,
     pub pricing: PricingTable,
-}
-
-/// The CLI's own end-of-run report (`result` event or `-o json` object).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct RunReport {
-    pub success: bool,
-    pub error_type: Option<String>,
-    pub error_message: Option<String>,
-    pub usage: Option<Usage>,
-    pub models: Vec<ModelUsage>,
-    /// stream-json `stats.models`, kept as JSON until [`RunReport::resolve_models`].
-    pub models_json: Option<String>,
-    pub cost_usd: Option<f64>,
-    pub duration_ms: Option<u64>,
-}
-
-impl RunReport {
-    /// Reads the per-model stats kept as JSON (once; a no-op afterwards).
-    pub fn resolve_models(&mut self) -> &[ModelUsage] {
-        if let Some(json) = self.models_json.take() {
-            if let Ok(ModelsMap(models)) = serde_json::from_str::<ModelsMap<'_>>(&json) {
-                self.models = models
-                    .into_iter()
-                    .map(|(model, m)| ModelUsage {
-                        model: model.into_owned(),
-                        usage: Usage {
-                            input_tokens: m.input_tokens,
-                            output_tokens: m.output_tokens,
-                            cache_read_tokens: m.cached,
-                            ..Usage::default()
-                        },
-                    })
-                    .collect();
-            }
-        }
-        &self.models
-    }
 }
 
 /// Decoder of one gemini run.
@@ -361,45 +326,6 @@ fn stream_usage(stats: &StreamStats<'_>) -> Usage {
         output_tokens: stats.output_tokens,
         cache_read_tokens: stats.cached,
         ..Usage::default()
-    }
-}
-
-/// Fast path for the shape gemini always prints (`JSON.stringify` of an object whose first
-/// keys are `type` and `timestamp`): `{"type":"<kind>","timestamp":"<iso>",<rest>`. Returns
-/// the kind and `<rest>`, so only `{<rest>` is parsed and the two leading fields (a third of
-/// a typical line) are not read twice. Anything else (`None`) takes the general path.
-fn split_fixed_prefix(line: &str) -> Option<(&str, &str)> {
-    let rest = line.strip_prefix("{\"type\":\"")?;
-    let end = closing_quote(rest)?;
-    let kind = &rest[..end];
-    let rest = rest[end + 1..].strip_prefix(",\"timestamp\":\"")?;
-    let end = closing_quote(rest)?;
-    let rest = rest[end + 1..].strip_prefix(',')?;
-    Some((kind, rest))
-}
-
-/// Index of the `"` closing a string that starts `s`; `None` when an escape comes first
-/// (the `"` search would be wrong) or there is none. The strings here are a few bytes long:
-/// a plain loop beats `str::find`'s searcher set-up.
-fn closing_quote(s: &str) -> Option<usize> {
-    for (i, b) in s.bytes().enumerate() {
-        match b {
-            b'"' => return Some(i),
-            b'\\' => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Whether a trimmed line should be read as JSON. `[` followed by an upper-case letter is
-/// a log tag (`[STARTUP] …`, `[ERROR] …`), never a JSON array.
-fn looks_like_json(trimmed: &str) -> bool {
-    match trimmed.as_bytes() {
-        [b'{', ..] => true,
-        [b'[', next, ..] => !next.is_ascii_uppercase(),
-        [b'['] => true,
-        _ => false,
     }
 }
 

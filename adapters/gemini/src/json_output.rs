@@ -6,7 +6,8 @@
 use forge_domain::{AgentEvent, SessionId, Usage};
 
 use crate::cost::ModelUsage;
-use crate::decode::{GeminiDecoder, RunReport};
+use crate::decode::GeminiDecoder;
+use crate::report::RunReport;
 use crate::wire::{JsonDocument, JsonError, JsonStats};
 
 /// Decodes `text` when it is one `-o json` object; `false` (nothing emitted) otherwise.
