@@ -147,7 +147,11 @@ impl ClaudeDecoder {
                     model: line.model.take(),
                     cwd: line.cwd.take(),
                     cli_version: line.claude_code_version.take(),
-                    tools: line.tools.strings().map(str::to_owned).collect(),
+                    tools: {
+                        let mut tools = Vec::with_capacity(line.tools.0.len());
+                        tools.extend(line.tools.strings().map(str::to_owned));
+                        tools
+                    },
                 };
                 self.emit(event, out);
             }
@@ -429,7 +433,8 @@ impl Decoder for ClaudeDecoder {
         line: &str,
         out: &mut Vec<AgentEvent>,
     ) -> Result<(), ForgeError> {
-        let text = line.trim();
+        // Byte-wise: JSON whitespace is ASCII, and `str::trim` pays for Unicode checks.
+        let text = line.trim_ascii();
         match text.as_bytes().first() {
             None => Ok(()),
             Some(b'{') => self.decode_value(line_no, text, out),
@@ -450,7 +455,7 @@ impl Decoder for ClaudeDecoder {
     /// object, or (with `--verbose`) one array of every message, pretty-printed or not.
     fn decode_document(&mut self, text: &str, out: &mut Vec<AgentEvent>) -> Vec<ForgeError> {
         let mut errors = Vec::new();
-        let whole = text.trim();
+        let whole = text.trim_ascii();
         if whole.starts_with('[') || whole.starts_with('{') {
             // One document: it parses whole. JSONL fails at the second line, cheaply.
             if let Ok(raw) = serde_json::from_str::<&RawValue>(whole) {

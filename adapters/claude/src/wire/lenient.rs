@@ -225,7 +225,9 @@ impl<T> Default for List<T> {
 
 impl<'de, T: Deserialize<'de>> Leaf<'de> for List<T> {
     fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        // serde_json gives no size hint: start small but past the 0→4→8 regrowth steps
+        // the CLI's string lists (tools, errors) would otherwise pay on every line.
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(8));
         while let Some(item) = seq.next_element::<T>()? {
             items.push(item);
         }
