@@ -64,12 +64,15 @@ fn main() {
     let mb = bytes as f64 / 1e6;
     println!("transcript: {} lines, {:.1} MB", lines.len(), mb);
 
-    let value = best_of(ROUNDS, || {
+    // FORGE_BENCH_ONLY_OURS=1 skips the baselines (for profiling the decoder alone).
+    let only_ours = std::env::var_os("FORGE_BENCH_ONLY_OURS").is_some();
+    let baseline_rounds = if only_ours { 0 } else { ROUNDS };
+    let value = best_of(baseline_rounds, || {
         for l in &lines {
             black_box(serde_json::from_str::<serde_json::Value>(l).ok());
         }
     });
-    let syntax = best_of(ROUNDS, || {
+    let syntax = best_of(baseline_rounds, || {
         for l in &lines {
             black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).ok());
         }
@@ -91,7 +94,17 @@ fn main() {
         black_box(decoder.finish(None));
     });
 
+    let no_acc = best_of(ROUNDS, || {
+        let mut decoder = provider.decoder(&request);
+        let mut out = Vec::with_capacity(8);
+        for (i, l) in lines.iter().enumerate() {
+            let _ = decoder.decode_line(i as u64 + 1, l, &mut out);
+            black_box(&out);
+            out.clear();
+        }
+    });
     let rate = |d: Duration| mb / d.as_secs_f64();
+    println!("  (without finish)     {:>8.1} MB/s", rate(no_acc));
     println!("serde_json::Value      {:>8.1} MB/s", rate(value));
     println!("IgnoredAny (syntax)    {:>8.1} MB/s", rate(syntax));
     println!("codex decoder          {:>8.1} MB/s", rate(ours));

@@ -3,8 +3,6 @@
 //! One borrowed parse per line ([`crate::wire::Line`]), dispatch on `type`, events folded into
 //! an [`EventAccumulator`] as they are emitted; `finish` (in `result.rs`) builds the pieces.
 
-use std::collections::HashSet;
-
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, ForgeError,
     PricingTable, RawJson, SessionId, Usage,
@@ -36,8 +34,8 @@ pub struct CodexDecoder {
     pub(crate) last_error: Option<String>,
     /// The last `turn.completed` usage: cumulative over the thread.
     pub(crate) cumulative: Option<Usage>,
-    /// Tool calls started and not yet finished (item ids).
-    pub(crate) open_calls: HashSet<String>,
+    /// Tool calls started and not yet finished (item ids): rarely more than one, so a Vec.
+    pub(crate) open_calls: Vec<String>,
 }
 
 impl CodexDecoder {
@@ -55,7 +53,7 @@ impl CodexDecoder {
             turn_failed: None,
             last_error: None,
             cumulative: None,
-            open_calls: HashSet::new(),
+            open_calls: Vec::new(),
         }
     }
 

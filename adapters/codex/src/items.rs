@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use crate::decode::{CodexDecoder, unknown, warning};
 use crate::tools::tool_kind;
-use crate::wire::{Change, Item, McpResult};
+use crate::wire::{Change, Item, McpResult, Text};
 
 impl CodexDecoder {
     pub(crate) fn on_item(
@@ -61,7 +61,7 @@ impl CodexDecoder {
         &mut self,
         kind: &str,
         completed: bool,
-        item: Item<'_>,
+        mut item: Item<'_>,
         out: &mut Vec<AgentEvent>,
     ) {
         let tool = tool_kind(kind).unwrap_or(forge_domain::ToolKind::Other);
@@ -69,7 +69,8 @@ impl CodexDecoder {
             Some(id) => id.to_owned(),
             None => format!("{kind}_{}", self.acc.tool_calls.len()),
         };
-        if !self.open_calls.contains(&call_id) {
+        let open = self.open_calls.iter().position(|id| *id == call_id);
+        if open.is_none() {
             let ev = AgentEvent::ToolCallStarted {
                 call_id: call_id.clone(),
                 kind: tool,
@@ -77,18 +78,22 @@ impl CodexDecoder {
                 input: tool_input(kind, &item),
             };
             self.emit(ev, out);
-            self.open_calls.insert(call_id.clone());
+            if !completed {
+                self.open_calls.push(call_id.clone());
+            }
         }
         if !completed {
             return;
         }
-        self.open_calls.remove(&call_id);
+        if let Some(at) = open {
+            self.open_calls.swap_remove(at);
+        }
         let status = item.status.as_deref().unwrap_or("completed");
         let failed = matches!(status, "failed" | "declined");
         let exit_code = item.exit_code.and_then(|c| i32::try_from(c).ok());
         let (output, is_error) = match kind {
             "command_execution" => (
-                item.aggregated_output.as_deref().map(str::to_owned),
+                item.aggregated_output.take().map(Text::into_owned),
                 failed || exit_code.is_some_and(|c| c != 0),
             ),
             "mcp_tool_call" => match item.error.as_ref().and_then(|e| e.message.as_deref()) {

@@ -62,11 +62,12 @@ pub(crate) fn finish(dec: &mut CodexDecoder, exit: Option<&ProcessExit>) -> Resu
         _ => None,
     };
 
-    let acc = &dec.acc;
+    // Moved out, not cloned: `finish` ends the run (a second call sees no tool calls).
+    let acc = &mut dec.acc;
     ResultPieces {
         reported_success,
         content: acc.last_text().unwrap_or_default().to_owned(),
-        tool_calls: acc.tool_calls.clone(),
+        tool_calls: std::mem::take(&mut acc.tool_calls),
         errors,
         metadata: ExecutionMetadata {
             session_id: acc.session_id.clone(),
@@ -79,7 +80,7 @@ pub(crate) fn finish(dec: &mut CodexDecoder, exit: Option<&ProcessExit>) -> Resu
             // Codex reports no stop reason; the turn's outcome is in `reported_success`.
             stop_reason: None,
             workdir: Some(dec.workdir.clone()),
-            changed_files: acc.changed_files.clone(),
+            changed_files: std::mem::take(&mut acc.changed_files),
             notes,
             ..ExecutionMetadata::default()
         },

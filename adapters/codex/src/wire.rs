@@ -6,19 +6,62 @@
 //! `type` says what it is (source: codex-rs/exec/src/exec_events.rs, fixtures of 0.169).
 
 use std::borrow::Cow;
+use std::fmt;
+use std::ops::Deref;
 
-use serde::Deserialize;
+use serde::de::{Deserializer, Visitor};
+use serde::{Deserialize, de};
 use serde_json::value::RawValue;
+
+/// A JSON string borrowed from the line when it has no escapes, owned otherwise. Serde's own
+/// `Cow<str>` only borrows as a direct field, never inside an `Option`; this one always does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text<'a>(pub Cow<'a, str>);
+
+impl<'a> Text<'a> {
+    pub fn into_owned(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl Deref for Text<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(TextVisitor)
+    }
+}
 
 /// One stdout line.
 #[derive(Debug, Deserialize)]
 pub struct Line<'a> {
     /// `None` for the legacy `{"id","msg"}` protocol and other untyped objects.
     #[serde(rename = "type", borrow, default)]
-    pub kind: Option<Cow<'a, str>>,
+    pub kind: Option<Text<'a>>,
     /// `thread.started`.
     #[serde(borrow, default)]
-    pub thread_id: Option<Cow<'a, str>>,
+    pub thread_id: Option<Text<'a>>,
     /// `turn.completed`: the thread's cumulative total.
     #[serde(default)]
     pub usage: Option<WireUsage>,
@@ -27,7 +70,7 @@ pub struct Line<'a> {
     pub error: Option<Message<'a>>,
     /// Top-level `error`.
     #[serde(borrow, default)]
-    pub message: Option<Cow<'a, str>>,
+    pub message: Option<Text<'a>>,
     /// `item.*`.
     #[serde(borrow, default)]
     pub item: Option<Item<'a>>,
@@ -50,7 +93,7 @@ pub struct WireUsage {
 #[derive(Debug, Deserialize)]
 pub struct Message<'a> {
     #[serde(borrow, default)]
-    pub message: Option<Cow<'a, str>>,
+    pub message: Option<Text<'a>>,
 }
 
 /// An item: the union of the fields of every item type forge reads.
@@ -58,30 +101,30 @@ pub struct Message<'a> {
 pub struct Item<'a> {
     /// `item_N`, a per-process counter: unique within one run only.
     #[serde(borrow, default)]
-    pub id: Option<Cow<'a, str>>,
+    pub id: Option<Text<'a>>,
     #[serde(rename = "type", borrow, default)]
-    pub kind: Option<Cow<'a, str>>,
+    pub kind: Option<Text<'a>>,
     /// `agent_message`, `reasoning`.
     #[serde(borrow, default)]
-    pub text: Option<Cow<'a, str>>,
+    pub text: Option<Text<'a>>,
     /// `command_execution`.
     #[serde(borrow, default)]
-    pub command: Option<Cow<'a, str>>,
+    pub command: Option<Text<'a>>,
     #[serde(borrow, default)]
-    pub aggregated_output: Option<Cow<'a, str>>,
+    pub aggregated_output: Option<Text<'a>>,
     #[serde(default)]
     pub exit_code: Option<i64>,
     /// `in_progress | completed | failed | declined`.
     #[serde(borrow, default)]
-    pub status: Option<Cow<'a, str>>,
+    pub status: Option<Text<'a>>,
     /// `file_change`: kept raw (it is the tool call's input), read again for file events.
     #[serde(borrow, default)]
     pub changes: Option<&'a RawValue>,
     /// `mcp_tool_call`.
     #[serde(borrow, default)]
-    pub server: Option<Cow<'a, str>>,
+    pub server: Option<Text<'a>>,
     #[serde(borrow, default)]
-    pub tool: Option<Cow<'a, str>>,
+    pub tool: Option<Text<'a>>,
     #[serde(borrow, default)]
     pub arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -90,12 +133,12 @@ pub struct Item<'a> {
     pub error: Option<Message<'a>>,
     /// `web_search`.
     #[serde(borrow, default)]
-    pub query: Option<Cow<'a, str>>,
+    pub query: Option<Text<'a>>,
     #[serde(borrow, default)]
     pub action: Option<&'a RawValue>,
     /// `error` items (non-fatal warnings).
     #[serde(borrow, default)]
-    pub message: Option<Cow<'a, str>>,
+    pub message: Option<Text<'a>>,
 }
 
 /// One entry of `file_change.changes`. `kind` is kept raw so a future shape (an object with
@@ -103,7 +146,7 @@ pub struct Item<'a> {
 #[derive(Debug, Deserialize)]
 pub struct Change<'a> {
     #[serde(borrow)]
-    pub path: Cow<'a, str>,
+    pub path: Text<'a>,
     #[serde(borrow, default)]
     pub kind: Option<&'a RawValue>,
 }
@@ -118,7 +161,7 @@ pub struct McpResult<'a> {
 #[derive(Debug, Deserialize)]
 pub struct McpContent<'a> {
     #[serde(rename = "type", borrow, default)]
-    pub kind: Option<Cow<'a, str>>,
+    pub kind: Option<Text<'a>>,
     #[serde(borrow, default)]
-    pub text: Option<Cow<'a, str>>,
+    pub text: Option<Text<'a>>,
 }
