@@ -13,6 +13,7 @@ use forge_ports::{
     InvocationContext, KillLadder, Provider, RunArtifacts, RunLogger, RunRecord, SpawnOptions,
     StdoutItem,
 };
+use futures::FutureExt;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -66,6 +67,58 @@ impl Delivery<'_> {
             }
         }
         batch.clear();
+    }
+}
+
+/// Most stdout lines decoded before the events are delivered (bounds latency and memory).
+const MAX_BURST_LINES: usize = 512;
+
+/// Per-line work: keep the raw line, decode it, record parse errors.
+struct LineState<'a> {
+    decoder: &'a mut dyn forge_ports::Decoder,
+    raw_events: &'a mut Vec<RawJson>,
+    runtime_errors: &'a mut Vec<ForgeError>,
+    batch: &'a mut Vec<AgentEvent>,
+    max_line_bytes: usize,
+    provider: &'a forge_domain::ProviderId,
+    metrics: &'a dyn forge_ports::Metrics,
+}
+
+impl LineState<'_> {
+    /// Handles one stdout item; false when the stream has ended.
+    fn take(&mut self, item: Result<Option<StdoutItem>, ForgeError>) -> bool {
+        match item {
+            Ok(Some(StdoutItem::Line { line_no, text })) => {
+                if text.trim().is_empty() {
+                    return true;
+                }
+                self.raw_events.push(RawJson::from_line(&text));
+                if let Err(e) = self.decoder.decode_line(line_no, &text, self.batch) {
+                    self.metrics.parse_error(self.provider);
+                    self.runtime_errors.push(e);
+                }
+                true
+            }
+            Ok(Some(StdoutItem::Oversize { line_no, size_bytes, prefix })) => {
+                let cap = self.max_line_bytes;
+                self.raw_events.push(RawJson::string(&format!(
+                    "<line {line_no} of {size_bytes} bytes skipped: over the {cap} byte cap; full text in stdout.log>"
+                )));
+                self.runtime_errors.push(ForgeError::parsing(
+                    line_no,
+                    &prefix,
+                    format!("line of {size_bytes} bytes is over the {cap} byte cap"),
+                ));
+                self.metrics.parse_error(self.provider);
+                self.batch.push(AgentEvent::OversizeLine { size_bytes, prefix });
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                self.runtime_errors.push(e);
+                false
+            }
+        }
     }
 }
 
@@ -214,6 +267,7 @@ async fn execute_inner(
     record.pid = child.pid();
 
     let mut decoder = provider.decoder(&plan.request);
+    let provider_id_for_metrics = provider.id();
     let killer = child.killer();
     let deadline = plan
         .timeout_ms
@@ -225,6 +279,15 @@ async fn execute_inner(
     let mut runtime_errors: Vec<ForgeError> = Vec::new();
     let mut batch: Vec<AgentEvent> = Vec::new();
 
+    let mut line_state = LineState {
+        decoder: decoder.as_mut(),
+        raw_events: &mut raw_events,
+        runtime_errors: &mut runtime_errors,
+        batch: &mut batch,
+        max_line_bytes: plan.max_line_bytes,
+        provider: &provider_id_for_metrics,
+        metrics: rt.metrics.as_ref(),
+    };
     loop {
         let item = tokio::select! {
             biased;
@@ -250,44 +313,22 @@ async fn execute_inner(
             }
             item = child.next_stdout() => item,
         };
-        match item {
-            Ok(Some(StdoutItem::Line { line_no, text })) => {
-                if text.trim().is_empty() {
-                    continue;
-                }
-                raw_events.push(RawJson::from_line(&text));
-                if let Err(e) = decoder.decode_line(line_no, &text, &mut batch) {
-                    rt.metrics.parse_error(&provider.id());
-                    runtime_errors.push(e);
-                }
+        let mut ended = !line_state.take(item);
+        // Decode whatever is already waiting before delivering: one bundle write and one
+        // wake-up of the reader per burst instead of per line. `next_stdout` is cancel-safe,
+        // so polling it once and dropping the future loses nothing.
+        let mut burst = 1;
+        while !ended && burst < MAX_BURST_LINES {
+            match child.next_stdout().now_or_never() {
+                Some(item) => ended = !line_state.take(item),
+                None => break,
             }
-            Ok(Some(StdoutItem::Oversize {
-                line_no,
-                size_bytes,
-                prefix,
-            })) => {
-                raw_events.push(RawJson::string(&format!(
-                    "<line {line_no} of {size_bytes} bytes skipped: over the {} byte cap; full text in stdout.log>",
-                    plan.max_line_bytes
-                )));
-                runtime_errors.push(ForgeError::parsing(
-                    line_no,
-                    &prefix,
-                    format!(
-                        "line of {size_bytes} bytes is over the {} byte cap",
-                        plan.max_line_bytes
-                    ),
-                ));
-                rt.metrics.parse_error(&provider.id());
-                batch.push(AgentEvent::OversizeLine { size_bytes, prefix });
-            }
-            Ok(None) => break,
-            Err(e) => {
-                runtime_errors.push(e);
-                break;
-            }
+            burst += 1;
         }
-        delivery.deliver(&mut batch).await;
+        delivery.deliver(line_state.batch).await;
+        if ended {
+            break;
+        }
     }
 
     if let Some(task) = shutdown_task {

@@ -14,11 +14,13 @@ pub struct EventAccumulator {
     pub cli_version: Option<String>,
     /// Tool calls in start order, results paired by call id.
     pub tool_calls: Vec<ToolCall>,
-    /// Complete text blocks, and delta runs joined, in order.
-    pub text_blocks: Vec<String>,
-    /// Assistant text after the last tool result (deltas joined): the final answer for CLIs
-    /// that do not repeat it in a result event.
-    pub text_after_last_tool: String,
+    /// All assistant text: delta runs joined, complete blocks separated by `\n`. One copy
+    /// per text event; the views below are offsets into it (decoders are on the hot path).
+    texts: String,
+    /// Where the last block (or delta run) starts in `texts`, if there is one.
+    last_block_start: Option<usize>,
+    /// Where the text after the last tool result starts in `texts`.
+    after_tool_start: usize,
     pub changed_files: Vec<String>,
     pub last_usage: Option<Usage>,
     /// Set by a `Completed` event.
@@ -48,15 +50,14 @@ impl EventAccumulator {
                 }
             }
             AgentEvent::Text { text, delta } => {
-                if *delta && self.in_delta_run {
-                    if let Some(last) = self.text_blocks.last_mut() {
-                        last.push_str(text);
+                if !(*delta && self.in_delta_run) {
+                    if !self.texts.is_empty() {
+                        self.texts.push('\n');
                     }
-                } else {
-                    self.text_blocks.push(text.clone());
+                    self.last_block_start = Some(self.texts.len());
                 }
+                self.texts.push_str(text);
                 self.in_delta_run = *delta;
-                self.text_after_last_tool.push_str(text);
             }
             AgentEvent::ToolCallStarted {
                 call_id,
@@ -85,7 +86,7 @@ impl EventAccumulator {
                 exit_code,
             } => {
                 self.in_delta_run = false;
-                self.text_after_last_tool.clear();
+                self.after_tool_start = self.texts.len();
                 let status = if *is_error {
                     ToolCallStatus::Failed
                 } else {
@@ -127,7 +128,19 @@ impl EventAccumulator {
 
     /// The last complete text block (or delta run), if any.
     pub fn last_text(&self) -> Option<&str> {
-        self.text_blocks.last().map(String::as_str)
+        self.last_block_start.and_then(|start| self.texts.get(start..))
+    }
+
+    /// Assistant text after the last tool result (deltas joined, blocks on their own
+    /// lines): the final answer for CLIs that do not repeat it in a result event.
+    pub fn text_after_last_tool(&self) -> &str {
+        let text = self.texts.get(self.after_tool_start..).unwrap_or_default();
+        text.strip_prefix('\n').unwrap_or(text)
+    }
+
+    /// All assistant text of the run.
+    pub fn all_text(&self) -> &str {
+        &self.texts
     }
 }
 
@@ -174,11 +187,9 @@ mod tests {
         for e in &events {
             acc.observe(e);
         }
-        assert_eq!(
-            acc.text_blocks,
-            vec!["I'll write.".to_owned(), "Done.".to_owned()]
-        );
-        assert_eq!(acc.text_after_last_tool, "Done.");
+        assert_eq!(acc.all_text(), "I'll write.\nDone.");
+        assert_eq!(acc.last_text(), Some("Done."));
+        assert_eq!(acc.text_after_last_tool(), "Done.");
         assert_eq!(acc.tool_calls.len(), 1);
         assert_eq!(acc.tool_calls[0].status, ToolCallStatus::Completed);
         assert_eq!(acc.tool_calls[0].output.as_deref(), Some("ok"));

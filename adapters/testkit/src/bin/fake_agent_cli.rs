@@ -20,6 +20,7 @@
 //! | `FAKE_HUGE_LINE_MB=n` | print one JSON line of n MiB, then `{"type":"after_huge"}` |
 //! | `FAKE_REPLAY=path` | replay the file's lines to stdout, `FAKE_DELAY_MS=n` apart |
 //! | `FAKE_EVENTS=n` | print n lines `{"type":"text","i":I}` as fast as possible |
+//! | `FAKE_EVENTS_INTERVAL_US=n` | with `FAKE_EVENTS`: pause n µs before each event |
 //! | `FAKE_EVENTS_TIMED=1` | with `FAKE_EVENTS`: one flushed line per event, `text` = CLOCK_MONOTONIC ns |
 //! | `FAKE_REPLAY_STDERR=path` | copy the file to stderr |
 //! | `FAKE_HANG=1` | sleep forever |
@@ -60,6 +61,7 @@ fake-agent-cli: a fake coding-agent CLI for tests, driven by environment variabl
   FAKE_DELAY_MS=N            pause N ms between replayed lines
   FAKE_EVENTS=N              print N lines {\"type\":\"text\",\"i\":I}, fast
   FAKE_EVENTS_TIMED=1        with FAKE_EVENTS: flush each line, text = CLOCK_MONOTONIC ns
+  FAKE_EVENTS_INTERVAL_US=N  with FAKE_EVENTS: pause N µs before each event
   FAKE_REPLAY_STDERR=PATH    copy PATH to stderr
   FAKE_CRASH_AFTER=N         SIGKILL itself after the N-th stdout line
   FAKE_HANG=1                sleep forever at the end
@@ -261,7 +263,11 @@ fn main_stream(out: &mut Out) {
         // Timed: one flushed line per event carrying CLOCK_MONOTONIC in ns (a clock every
         // process on the machine shares), so a reader can measure per-event latency.
         let timed = flag("FAKE_EVENTS_TIMED");
+        let interval = number("FAKE_EVENTS_INTERVAL_US").map(Duration::from_micros);
         for i in 0..n {
+            if let Some(pause) = interval {
+                std::thread::sleep(pause);
+            }
             if timed {
                 let line = format!("{{\"type\":\"text\",\"text\":\"{}\",\"i\":{i}}}", monotonic_ns());
                 out.line(line.as_bytes(), false);
