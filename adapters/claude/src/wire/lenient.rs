@@ -225,10 +225,14 @@ impl<T> Default for List<T> {
 
 impl<'de, T: Deserialize<'de>> Leaf<'de> for List<T> {
     fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        // serde_json gives no size hint: start small but past the 0→4→8 regrowth steps
-        // the CLI's string lists (tools, errors) would otherwise pay on every line.
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(8));
+        // serde_json gives no size hint. Empty lists (most of them) allocate nothing; a
+        // non-empty one skips the 4→8 regrowth steps the CLI's string lists (tools) would
+        // otherwise pay on every line.
+        let mut items = Vec::new();
         while let Some(item) = seq.next_element::<T>()? {
+            if items.is_empty() {
+                items.reserve(seq.size_hint().unwrap_or(8));
+            }
             items.push(item);
         }
         Ok(List(items))
