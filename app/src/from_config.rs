@@ -11,7 +11,7 @@
 
 use forge_domain::{ExecutionRequest, ForgeError};
 
-use crate::agent::CodeAgent;
+use crate::agent::{CodeAgent, CodeAgentBuilder};
 use crate::config::EffectiveConfig;
 use crate::registry::ProviderRegistry;
 use crate::runtime::Runtime;
@@ -29,6 +29,19 @@ impl CodeAgent {
         registry: ProviderRegistry,
         runtime: Runtime,
     ) -> Result<CodeAgent, ForgeError> {
+        Self::builder_from_config(config, registry, runtime)?.build()
+    }
+
+    /// The builder [`CodeAgent::from_config`] uses, for callers that add to it (a redactor,
+    /// a line cap) before building.
+    ///
+    /// # Errors
+    /// As [`CodeAgent::from_config`], except the empty-registry check, which `build` makes.
+    pub fn builder_from_config(
+        config: &EffectiveConfig,
+        registry: ProviderRegistry,
+        runtime: Runtime,
+    ) -> Result<CodeAgentBuilder, ForgeError> {
         let ids: Vec<String> = registry.ids().map(|id| id.as_str().to_owned()).collect();
         let registered: Vec<&str> = ids.iter().map(String::as_str).collect();
         config.validate(&registered)?;
@@ -41,7 +54,7 @@ impl CodeAgent {
         for id in &registered {
             builder = builder.provider_settings(*id, config.settings(id));
         }
-        builder.build()
+        Ok(builder)
     }
 }
 

@@ -9,7 +9,7 @@ use forge_app::{CodeAgent, CodeAgentBuilder, ProviderRegistry, Runtime};
 use forge_domain::{ProviderId, Redactor};
 use forge_ports::{ProcessRunner, Provider, ProviderSettings};
 
-use crate::vcs::GitCli;
+use forge_adapter_git::GitCli;
 
 /// Every provider forge ships: one line each.
 pub fn registry() -> ProviderRegistry {
@@ -28,13 +28,20 @@ pub fn registry() -> ProviderRegistry {
         )
 }
 
+/// Secrets of this process's environment (API keys, tokens): masked in every artifact and
+/// log, whichever provider runs.
+pub fn environment_redactor() -> Redactor {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    Redactor::new().with_secret_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
 /// The ports implemented by the real adapters: processes, the file system, `git`, tracing.
 pub fn runtime() -> Runtime {
     let runner: Arc<dyn ProcessRunner> = Arc::new(TokioProcessRunner::new());
     Runtime {
         runner: Arc::clone(&runner),
         workspace: Arc::new(FsWorkspace::new()),
-        artifacts: Arc::new(FsArtifactStore::new(Redactor::new())),
+        artifacts: Arc::new(FsArtifactStore::new(environment_redactor())),
         vcs: Some(Arc::new(GitCli::new(runner))),
         logger: Arc::new(TracingLogger::new()),
         metrics: Arc::new(NoopMetrics),
@@ -45,7 +52,7 @@ pub fn runtime() -> Runtime {
 
 /// A builder over the real registry and runtime, for library users configuring in code.
 pub fn agent_builder() -> CodeAgentBuilder {
-    CodeAgent::builder(runtime(), registry())
+    CodeAgent::builder(runtime(), registry()).redactor(environment_redactor())
 }
 
 /// The ids of [`registry`], as strings.

@@ -16,7 +16,6 @@ mod exit;
 mod output;
 mod prompt;
 mod signals;
-mod vcs;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -24,10 +23,10 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 pub use args::{Cli, ConfigFlags};
-pub use compose::{agent_builder, registry, runtime};
+pub use compose::{agent_builder, environment_redactor, registry, runtime};
 pub use config_load::load_config;
 pub use exit::{Failure, exit_code_of};
-pub use vcs::GitCli;
+pub use forge_adapter_git::GitCli;
 
 /// The clap command (for man pages and completions).
 pub fn command() -> clap::Command {

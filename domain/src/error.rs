@@ -16,7 +16,7 @@ pub enum ForgeError {
     },
 
     /// The CLI failed: non-zero exit, or an error it reported itself.
-    #[error("provider execution failed (exit code {exit_code:?}): {stderr_summary}")]
+    #[error("provider execution failed ({}): {stderr_summary}", describe_exit(.exit_code))]
     ProviderExecution {
         exit_code: Option<i32>,
         stderr_summary: String,
@@ -93,6 +93,13 @@ impl ForgeError {
             excerpt: excerpt(text, 120),
             reason: reason.to_string(),
         }
+    }
+}
+
+fn describe_exit(code: &Option<i32>) -> String {
+    match code {
+        Some(code) => format!("exit code {code}"),
+        None => "killed by a signal".to_owned(),
     }
 }
 

@@ -22,7 +22,8 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     let format = Format::from_flags(args.json, args.jsonl);
     let prompt = read_prompt(args.prompt.as_deref())?;
     let config = load_config(&args.config)?;
-    let agent = CodeAgent::from_config(&config, compose::registry(), compose::runtime())
+    let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
+        .and_then(|b| b.redactor(compose::environment_redactor()).build())
         .map_err(|e| Failure::Usage(e.to_string()))?;
 
     let mut request = agent.request(prompt);
