@@ -8,7 +8,12 @@
 //!
 //! Targets (issue 2): p99 added latency < 1 ms per event; < 2 MiB per concurrent run; no
 //! event lost. Run: `cargo bench -p forge-app --bench runtime` (or `cargo xtask bench`).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, reason = "benchmark binary")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "benchmark binary"
+)]
 
 use std::path::Path;
 use std::process::Stdio;
@@ -29,9 +34,15 @@ const LATENCY_EVENTS: u64 = 20_000;
 const CONCURRENT: usize = 500;
 
 fn monotonic_ns() -> u128 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
-    #[allow(unsafe_code, reason = "one libc call to read the clock the fake CLI stamps with")]
+    #[allow(
+        unsafe_code,
+        reason = "one libc call to read the clock the fake CLI stamps with"
+    )]
     unsafe {
         libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts)
     };
@@ -49,19 +60,26 @@ fn agent(workdir: &Path, fake: &Path, env: &[(&str, String)]) -> CodeAgent {
         clock: Arc::new(SystemClock::new()),
         ids: Arc::new(UuidV7Ids::new()),
     };
-    let registry = ProviderRegistry::new().register(ProviderId::new("echo").unwrap(), |s: ProviderSettings| {
-        Arc::new(EchoProvider::new(s)) as Arc<dyn Provider>
-    });
+    let registry = ProviderRegistry::new()
+        .register(ProviderId::new("echo").unwrap(), |s: ProviderSettings| {
+            Arc::new(EchoProvider::new(s)) as Arc<dyn Provider>
+        });
     let settings = ProviderSettings {
         binary: Some(fake.to_path_buf()),
-        env: env.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
+        env: env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect(),
         ..ProviderSettings::default()
     };
     CodeAgent::builder(runtime, registry)
         .provider("echo")
         .provider_settings("echo", settings)
         .workdir(workdir)
-        .kill_ladder(KillLadder { interrupt_grace: Duration::from_millis(200), terminate_grace: Duration::from_millis(200) })
+        .kill_ladder(KillLadder {
+            interrupt_grace: Duration::from_millis(200),
+            terminate_grace: Duration::from_millis(200),
+        })
         .build()
         .unwrap()
 }
@@ -85,7 +103,10 @@ async fn direct(fake: &Path, env: &[(&str, String)], mut on_line: impl FnMut(&st
     n
 }
 
-async fn through_forge(agent: &CodeAgent, mut on_event: impl FnMut(&AgentEvent)) -> (u64, ExecutionStatus) {
+async fn through_forge(
+    agent: &CodeAgent,
+    mut on_event: impl FnMut(&AgentEvent),
+) -> (u64, ExecutionStatus) {
     let mut handle = agent.stream(agent.request("bench"));
     let mut n = 0;
     while let Some(ev) = handle.next_event().await {
@@ -114,8 +135,14 @@ fn rss_kib() -> u64 {
 }
 
 fn raise_fd_limit() {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    #[allow(unsafe_code, reason = "getrlimit/setrlimit: 500 runs need more than 1024 descriptors")]
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    #[allow(
+        unsafe_code,
+        reason = "getrlimit/setrlimit: 500 runs need more than 1024 descriptors"
+    )]
     unsafe {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
             lim.rlim_cur = lim.rlim_max.min(65_536);
@@ -128,7 +155,11 @@ fn main() {
     raise_fd_limit();
     let fake = forge_testkit::fake_cli::path();
     let dir = tempfile::tempdir().unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
 
     rt.block_on(async {
         // 1. Throughput.

@@ -99,7 +99,11 @@ impl LineState<'_> {
                 }
                 true
             }
-            Ok(Some(StdoutItem::Oversize { line_no, size_bytes, prefix })) => {
+            Ok(Some(StdoutItem::Oversize {
+                line_no,
+                size_bytes,
+                prefix,
+            })) => {
                 let cap = self.max_line_bytes;
                 self.raw_events.push(RawJson::string(&format!(
                     "<line {line_no} of {size_bytes} bytes skipped: over the {cap} byte cap; full text in stdout.log>"
@@ -110,7 +114,8 @@ impl LineState<'_> {
                     format!("line of {size_bytes} bytes is over the {cap} byte cap"),
                 ));
                 self.metrics.parse_error(self.provider);
-                self.batch.push(AgentEvent::OversizeLine { size_bytes, prefix });
+                self.batch
+                    .push(AgentEvent::OversizeLine { size_bytes, prefix });
                 true
             }
             Ok(None) => false,

@@ -128,7 +128,8 @@ impl EventAccumulator {
 
     /// The last complete text block (or delta run), if any.
     pub fn last_text(&self) -> Option<&str> {
-        self.last_block_start.and_then(|start| self.texts.get(start..))
+        self.last_block_start
+            .and_then(|start| self.texts.get(start..))
     }
 
     /// Assistant text after the last tool result (deltas joined, blocks on their own

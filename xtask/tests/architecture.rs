@@ -1,6 +1,10 @@
 //! The hexagon's hard lines, checked from `cargo metadata` and the sources on every
 //! `cargo test` (rust-analyzer's tidy-as-a-test habit).
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a panic is how a test fails")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a panic is how a test fails"
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,16 +13,29 @@ use std::process::Command;
 use serde_json::Value;
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn metadata() -> Value {
     let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(workspace_root())
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -72,7 +89,9 @@ fn dependency_arrows_point_inward() {
         .collect();
     let mut outward = Vec::new();
     for p in &pkgs {
-        let Some((from_name, from)) = layers.get(p.name.as_str()).copied() else { continue };
+        let Some((from_name, from)) = layers.get(p.name.as_str()).copied() else {
+            continue;
+        };
         for dep in &p.normal_deps {
             if let Some((to_name, to)) = layers.get(dep.as_str()).copied() {
                 if to > from {
@@ -81,28 +100,63 @@ fn dependency_arrows_point_inward() {
             }
         }
     }
-    assert!(outward.is_empty(), "dependency arrows must point inward:\n{}", outward.join("\n"));
+    assert!(
+        outward.is_empty(),
+        "dependency arrows must point inward:\n{}",
+        outward.join("\n")
+    );
 }
 
 #[test]
 fn domain_depends_on_pure_crates_only_and_ports_name_no_runtime() {
     let allowed_in_domain = ["serde", "serde_json", "thiserror"];
-    let banned_in_ports = ["tokio", "tokio-util", "nix", "libc", "axum", "reqwest", "hyper"];
+    let banned_in_ports = [
+        "tokio",
+        "tokio-util",
+        "nix",
+        "libc",
+        "axum",
+        "reqwest",
+        "hyper",
+    ];
     for p in packages() {
         if p.name == "forge-domain" {
-            let impure: Vec<&String> = p.normal_deps.iter().filter(|d| !allowed_in_domain.contains(&d.as_str())).collect();
-            assert!(impure.is_empty(), "forge-domain must stay pure; it depends on {impure:?}");
+            let impure: Vec<&String> = p
+                .normal_deps
+                .iter()
+                .filter(|d| !allowed_in_domain.contains(&d.as_str()))
+                .collect();
+            assert!(
+                impure.is_empty(),
+                "forge-domain must stay pure; it depends on {impure:?}"
+            );
         }
         if p.name == "forge-ports" {
-            let bad: Vec<&String> = p.normal_deps.iter().filter(|d| banned_in_ports.contains(&d.as_str())).collect();
-            assert!(bad.is_empty(), "forge-ports names no runtime or I/O crate; it depends on {bad:?}");
+            let bad: Vec<&String> = p
+                .normal_deps
+                .iter()
+                .filter(|d| banned_in_ports.contains(&d.as_str()))
+                .collect();
+            assert!(
+                bad.is_empty(),
+                "forge-ports names no runtime or I/O crate; it depends on {bad:?}"
+            );
         }
     }
 }
 
 #[test]
 fn domain_sources_do_no_io() {
-    let banned = ["std::fs", "std::process", "std::net", "std::env::var", "tokio", "SystemTime::now", "Instant::now", "std::thread::sleep"];
+    let banned = [
+        "std::fs",
+        "std::process",
+        "std::net",
+        "std::env::var",
+        "tokio",
+        "SystemTime::now",
+        "Instant::now",
+        "std::thread::sleep",
+    ];
     let mut hits = Vec::new();
     for file in rust_files(&workspace_root().join("domain/src")) {
         let text = std::fs::read_to_string(&file).unwrap();
@@ -115,15 +169,38 @@ fn domain_sources_do_no_io() {
             }
         }
     }
-    assert!(hits.is_empty(), "forge-domain must not do I/O:\n{}", hits.join("\n"));
+    assert!(
+        hits.is_empty(),
+        "forge-domain must not do I/O:\n{}",
+        hits.join("\n")
+    );
 }
 
 #[test]
 fn top_level_holds_exactly_the_design_card() {
     let allowed = [
-        "Cargo.toml", "Cargo.lock", "domain", "ports", "adapters", "app", "cli", "xtask", "README.md",
-        "ARCHITECTURE.md", ".ci", "docs", ".cargo", ".git", ".gitignore", "target", "clippy.toml",
-        "rustfmt.toml", "rust-toolchain.toml", "LICENSE", ".forgecode", ".config",
+        "Cargo.toml",
+        "Cargo.lock",
+        "domain",
+        "ports",
+        "adapters",
+        "app",
+        "cli",
+        "xtask",
+        "README.md",
+        "ARCHITECTURE.md",
+        ".ci",
+        "docs",
+        ".cargo",
+        ".git",
+        ".gitignore",
+        "target",
+        "clippy.toml",
+        "rustfmt.toml",
+        "rust-toolchain.toml",
+        "LICENSE",
+        ".forgecode",
+        ".config",
     ];
     let extra: Vec<String> = std::fs::read_dir(workspace_root())
         .unwrap()
@@ -143,12 +220,19 @@ fn every_crate_uses_workspace_lints() {
         })
         .map(|p| p.name)
         .collect();
-    assert!(missing.is_empty(), "crates without `[lints] workspace = true`: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "crates without `[lints] workspace = true`: {missing:?}"
+    );
 }
 
 #[test]
 fn no_stubs_or_ignored_tests() {
-    let needles = [concat!("todo", "!("), concat!("unimplemented", "!("), concat!("#[", "ignore")];
+    let needles = [
+        concat!("todo", "!("),
+        concat!("unimplemented", "!("),
+        concat!("#[", "ignore"),
+    ];
     let mut hits = Vec::new();
     let root = workspace_root();
     for dir in ["domain", "ports", "adapters", "app", "cli", "xtask"] {
@@ -161,12 +245,18 @@ fn no_stubs_or_ignored_tests() {
             }
         }
     }
-    assert!(hits.is_empty(), "stubs or ignored tests:\n{}", hits.join("\n"));
+    assert!(
+        hits.is_empty(),
+        "stubs or ignored tests:\n{}",
+        hits.join("\n")
+    );
 }
 
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();

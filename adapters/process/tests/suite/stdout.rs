@@ -1,7 +1,6 @@
 //! Stdout as bounded lines: oversize, invalid UTF-8, CRLF, blank and truncated lines,
 //! ordering, cancel-safety and the redacted log.
 
-
 use forge_domain::Redactor;
 use forge_ports::{RunningProcess, SpawnOptions, StdoutItem};
 

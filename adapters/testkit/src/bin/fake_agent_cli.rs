@@ -269,7 +269,10 @@ fn main_stream(out: &mut Out) {
                 std::thread::sleep(pause);
             }
             if timed {
-                let line = format!("{{\"type\":\"text\",\"text\":\"{}\",\"i\":{i}}}", monotonic_ns());
+                let line = format!(
+                    "{{\"type\":\"text\",\"text\":\"{}\",\"i\":{i}}}",
+                    monotonic_ns()
+                );
                 out.line(line.as_bytes(), false);
             } else {
                 out.line(format!("{{\"type\":\"text\",\"i\":{i}}}").as_bytes(), true);
@@ -301,7 +304,10 @@ fn flag(name: &str) -> bool {
 
 /// CLOCK_MONOTONIC in nanoseconds.
 fn monotonic_ns() -> u128 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own; CLOCK_MONOTONIC always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
