@@ -9,7 +9,6 @@ use forge_domain::{ForgeError, Redactor};
 use forge_ports::StdoutItem;
 use tokio::io::AsyncRead;
 use tokio::sync::{mpsc, watch};
-use tokio::time::Instant;
 
 use crate::group::{ExitSlot, ProcessGroup};
 use crate::lines::{BoundedLines, RawLine, lossy, lossy_prefix};
@@ -103,10 +102,10 @@ async fn to_item(line: RawLine, log: &mut LogSink, redactor: &Redactor) -> Optio
 enum Phase {
     /// The child runs: lines flow until end-of-file.
     Running,
-    /// The child exited at `drain_until - drain_after_exit`; lines still flow until then.
-    Draining {
-        drain_until: Instant,
-    },
+    /// The child exited; lines still flow until the pipe stays quiet for
+    /// `drain_after_exit` while we wait on it. The window counts only time spent waiting, not
+    /// time the consumer spends on a line (decoding a 50 MB line must not end the stream).
+    Draining,
     /// The group was killed; what is still in the pipe is read until it stays quiet for
     /// `drain_after_exit` (a process that left the group could hold it forever).
     Killed,
@@ -154,15 +153,7 @@ impl StdoutStream {
         }
         loop {
             if matches!(self.phase, Phase::Running) && self.exit.borrow().is_some() {
-                self.phase = Phase::Draining {
-                    drain_until: Instant::now() + self.drain_after_exit,
-                };
-            }
-            if let Phase::Draining { drain_until } = self.phase {
-                if Instant::now() >= drain_until {
-                    self.group.kill();
-                    self.phase = Phase::Killed;
-                }
+                self.phase = Phase::Draining;
             }
             let message = match self.phase {
                 Phase::Finished => return Ok(None),
@@ -173,19 +164,22 @@ impl StdoutStream {
                         changed = self.exit.changed() => {
                             if changed.is_err() {
                                 // The reaper is gone without a word: treat as exited.
-                                self.phase = Phase::Draining {
-                                    drain_until: Instant::now() + self.drain_after_exit,
-                                };
+                                self.phase = Phase::Draining;
                             }
                             continue;
                         }
                     }
                 }
-                Phase::Draining { drain_until } => {
+                Phase::Draining => {
                     tokio::select! {
                         biased;
                         message = self.rx.recv() => message,
-                        () = tokio::time::sleep_until(drain_until) => continue,
+                        () = tokio::time::sleep(self.drain_after_exit) => {
+                            // Quiet since the child exited: a leftover holds the pipe.
+                            self.group.kill();
+                            self.phase = Phase::Killed;
+                            continue;
+                        }
                     }
                 }
                 Phase::Killed => {

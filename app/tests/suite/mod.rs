@@ -1,3 +1,4 @@
 mod harness;
 mod run;
 mod stream_cancel;
+mod faults;
