@@ -57,6 +57,15 @@ pub enum Command {
     /// Show the effective configuration
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Install the pinned CLIs (once), start the embedded fake model and run one real task
+    /// through each provider, offline
+    #[command(
+        after_help = "Exit codes:\n  0  every provider succeeded\n  1  a provider failed\n  2  usage error, or Node.js/npm missing"
+    )]
+    Demo(crate::cmd::demo::DemoArgs),
+    /// The scripted fake model server the real CLIs can be pointed at (offline testing)
+    #[command(subcommand)]
+    FakeModel(crate::cmd::fake_model::FakeModelCommand),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for

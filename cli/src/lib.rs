@@ -13,6 +13,7 @@ mod cmd;
 mod compose;
 mod config_load;
 mod exit;
+pub mod offline;
 mod output;
 mod prompt;
 mod signals;

@@ -24,7 +24,14 @@ pub fn run() -> anyhow::Result<()> {
     for args in STEPS {
         cargo(args)?;
     }
-    Ok(())
+    // Last: the real CLIs end to end (npm installs them on first use; needs the registry).
+    status_line("cargo xtask e2e");
+    crate::e2e::run(&crate::e2e::E2eArgs {
+        record: false,
+        provider: Vec::new(),
+        scenario: Vec::new(),
+        jobs: 4,
+    })
 }
 
 fn cargo(args: &[&str]) -> anyhow::Result<()> {

@@ -1,9 +1,13 @@
 //! `cargo xtask <task>`: project automation, one module per task.
 //!
 //! - `ci`: format check, clippy with warnings denied, every test;
+//! - `e2e`: every fake-model scenario × provider through the real pinned CLIs;
+//! - `bench`: the workspace benches and time-to-first-event through forge vs the raw CLI;
 //! - `man`: the man pages of `forge-code-agent` into `target/man/`.
 
+mod bench;
 mod ci;
+mod e2e;
 mod man;
 
 use std::path::PathBuf;
@@ -23,8 +27,14 @@ struct Xtask {
 
 #[derive(Debug, Subcommand)]
 enum Task {
-    /// cargo fmt --check, cargo clippy -D warnings, cargo test (the whole workspace)
+    /// cargo fmt --check, cargo clippy -D warnings, cargo test (the whole workspace), then
+    /// the real-CLI end-to-end suite
     Ci,
+    /// Every fake-model scenario × provider through the real pinned CLIs and
+    /// `forge-code-agent run`, offline
+    E2e(e2e::E2eArgs),
+    /// `cargo bench --workspace`, then time-to-first-event through forge vs the raw CLI
+    Bench(bench::BenchArgs),
     /// Generate target/man/forge-code-agent.1 (and one page per subcommand)
     Man,
 }
@@ -33,6 +43,8 @@ fn main() -> ExitCode {
     let xtask = Xtask::parse();
     let outcome = match xtask.task {
         Task::Ci => ci::run(),
+        Task::E2e(args) => e2e::run(&args),
+        Task::Bench(args) => bench::run(&args),
         Task::Man => man::run(),
     };
     match outcome {

@@ -27,6 +27,12 @@ pub use health::SUPPORTED_VERSIONS;
 pub use home::UserPaths;
 pub use provider::ClaudeProvider;
 
+/// Event kinds this decoder knows and deliberately keeps whole as `AgentEvent::Unknown`:
+/// progress notes (`status: "requesting"`, thinking token counts) with no canonical event.
+/// Any other `Unknown` kind in a recorded transcript is drift: the drift test
+/// (`cli/tests/suite/drift.rs`) fails naming it.
+pub const PASSTHROUGH_KINDS: &[&str] = &["system/status", "system/thinking_tokens"];
+
 /// The registry name.
 pub const ID: &str = "claude";
 

@@ -28,6 +28,12 @@ pub use features::{CliFeatures, PINNED_VERSION, SUPPORTED_RANGE};
 pub use home::{MOCK_API_KEY_ENV, mock_provider_config};
 pub use provider::CodexProvider;
 
+/// Event kinds this decoder knows and deliberately keeps whole as `AgentEvent::Unknown`:
+/// none: every kind codex 0.169 prints maps to a canonical event.
+/// Any other `Unknown` kind in a recorded transcript is drift: the drift test
+/// (`cli/tests/suite/drift.rs`) fails naming it.
+pub const PASSTHROUGH_KINDS: &[&str] = &[];
+
 /// The provider's registry name.
 pub const ID: &str = "codex";
 

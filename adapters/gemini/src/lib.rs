@@ -50,6 +50,12 @@ use forge_ports::{Provider, ProviderSettings};
 pub use decode::{DecoderConfig, GeminiDecoder};
 pub use provider::GeminiProvider;
 
+/// Event kinds this decoder knows and deliberately keeps whole as `AgentEvent::Unknown`:
+/// none: every kind gemini 0.61 prints maps to a canonical event.
+/// Any other `Unknown` kind in a recorded transcript is drift: the drift test
+/// (`cli/tests/suite/drift.rs`) fails naming it.
+pub const PASSTHROUGH_KINDS: &[&str] = &[];
+
 /// The provider's registry name.
 pub const ID: &str = "gemini";
 

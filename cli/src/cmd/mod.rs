@@ -3,8 +3,10 @@
 
 mod completions;
 mod config_show;
+pub(crate) mod demo;
 mod doctor;
 mod events;
+pub(crate) mod fake_model;
 mod run;
 mod runs;
 mod time;
@@ -39,6 +41,8 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Doctor(args) => doctor::run(args).await,
         Command::Runs(command) => runs::run(command).await,
         Command::Events(args) => events::run(&args),
+        Command::Demo(args) => demo::run(args).await,
+        Command::FakeModel(command) => fake_model::run(command).await,
         Command::Completions { .. } | Command::Config(_) => Ok(0),
     }
 }

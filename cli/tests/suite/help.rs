@@ -17,6 +17,9 @@ fn help_of_every_subcommand() {
         &["config"],
         &["config", "show"],
         &["completions"],
+        &["demo"],
+        &["fake-model"],
+        &["fake-model", "serve"],
     ];
     for args in commands {
         let out = sandbox.forge().args(*args).arg("--help").assert().success();

@@ -1,7 +1,10 @@
 mod config;
+mod demo;
 mod doctor;
+mod drift;
 mod events_equal_run;
 mod exit_codes;
+mod fake_model;
 mod harness;
 mod help;
 mod run_output;

@@ -1,0 +1,201 @@
+//! `cargo xtask bench`: the workspace's benches, then time-to-first-event (TTFE) through
+//! forge against the raw CLI, measured in the same run.
+//!
+//! For each provider, on the fake model's `plain_answer` scenario:
+//! 1. one forge run with the CLI wrapped ([`e2e::capture`]) records the exact argv,
+//!    environment and home forge gives the CLI;
+//! 2. then, alternating, the raw CLI is started with exactly that invocation (prompt on
+//!    stdin, as forge passes it) and `forge-code-agent stream --jsonl` with the same binary
+//!    and the same home. TTFE = spawn → first stdout line (the CLI's first event; forge's
+//!    first canonical event). Medians are printed with forge − raw: the target is < 20 ms.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use forge_adapter_fakemodel::Scenario;
+
+use crate::e2e::{self, PROVIDERS, ServerProcess, Suite, capture, case_run, say};
+use crate::workspace_root;
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Runs per provider, for each of raw and forge
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Only the TTFE measurement (skip `cargo bench --workspace`)
+    #[arg(long)]
+    pub ttfe_only: bool,
+    /// Only this provider (repeatable)
+    #[arg(long, short = 'p', value_name = "P")]
+    pub provider: Vec<String>,
+}
+
+const SCENARIO: &str = "plain_answer";
+const TIMEOUT: Duration = Duration::from_secs(90);
+
+pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    let root = workspace_root();
+    if !args.ttfe_only {
+        say("cargo bench --workspace");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["bench", "--workspace"])
+            .current_dir(&root)
+            .status()
+            .context("running cargo bench")?;
+        if !status.success() {
+            bail!("cargo bench --workspace failed ({status})");
+        }
+    }
+    let suite = e2e::setup(&root, true, "bench")?;
+    let server = ServerProcess::start(&suite.forge, SCENARIO, &suite.work.join("requests.jsonl"))?;
+    let prompt = Scenario::builtin(SCENARIO)?
+        .prompts
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    let mut rows = Vec::new();
+    for provider in PROVIDERS {
+        if !args.provider.is_empty() && !args.provider.iter().any(|p| p == provider) {
+            continue;
+        }
+        rows.push(measure(
+            &suite,
+            &server,
+            provider,
+            &prompt,
+            args.runs.max(1),
+        )?);
+    }
+    let mut out = format!(
+        "\ntime to first event, {SCENARIO}, median of {} runs each (raw and forge alternating)\n\
+         {:<8} {:>10} {:>10} {:>14}\n",
+        args.runs.max(1),
+        "provider",
+        "raw ms",
+        "forge ms",
+        "forge-raw ms"
+    );
+    for (provider, raw, forge) in rows {
+        out.push_str(&format!(
+            "{provider:<8} {raw:>10.1} {forge:>10.1} {:>+14.1}\n",
+            forge - raw
+        ));
+    }
+    out.push_str("target: forge adds < 20 ms\n");
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    Ok(())
+}
+
+/// (provider, raw median ms, forge median ms).
+fn measure(
+    suite: &Suite,
+    server: &ServerProcess,
+    provider: &'static str,
+    prompt: &str,
+    runs: usize,
+) -> anyhow::Result<(&'static str, f64, f64)> {
+    let expect = e2e::cases::all()
+        .into_iter()
+        .find(|e| e.scenario == SCENARIO)
+        .context("plain_answer expectations")?;
+    let mut case = e2e::prepare(suite, &expect, provider, &server.base_url)?;
+    let real_binary = forge_cli::offline::PinnedCli::of(provider)
+        .context("provider")?
+        .binary(&suite.clis);
+    // 1. One captured run: the invocation forge makes, and the private home it set up.
+    let first = e2e::run_forge(suite, &case, prompt, None, TIMEOUT)?;
+    if first.str_at("/status") != Some("success") {
+        bail!("{provider}: the capture run failed: {}", first.stderr);
+    }
+    let captured = capture::read(&case.root).context("no captured invocation")?;
+    let home = case_run::run_dirs(&case.workspace)
+        .pop()
+        .context("no run bundle")?
+        .join("home");
+    // 2. forge from now on: the real binary and that same home, like the raw replays.
+    case.offline.binary = real_binary.clone();
+    case.offline.home = Some(home);
+    case.offline.isolate_home = false;
+    case.offline.copy_user_auth = false;
+    std::fs::write(
+        case.workspace.join("forge.toml"),
+        case.offline.project_toml(),
+    )?;
+
+    let (mut raw, mut forge) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        raw.push(raw_ttfe(&real_binary, &captured, &case.workspace, prompt)?);
+        forge.push(forge_ttfe(suite, &case, prompt)?);
+    }
+    say(&format!(
+        "{provider}: raw {raw:.1?} ms, forge {forge:.1?} ms"
+    ));
+    Ok((provider, median(&mut raw), median(&mut forge)))
+}
+
+fn raw_ttfe(
+    binary: &Path,
+    captured: &capture::Captured,
+    workdir: &Path,
+    prompt: &str,
+) -> anyhow::Result<f64> {
+    let mut command = Command::new(binary);
+    command
+        .args(&captured.args)
+        .env_clear()
+        .envs(&captured.env)
+        .current_dir(workdir);
+    first_line_ms(command, Some(prompt))
+}
+
+fn forge_ttfe(suite: &Suite, case: &e2e::CaseDir, prompt: &str) -> anyhow::Result<f64> {
+    let mut command = Command::new(&suite.forge);
+    command
+        .arg("stream")
+        .args(["--provider", case.offline.provider, "--workdir"])
+        .arg(&case.workspace)
+        .args(["--jsonl", "--permission-mode", "bypass", "--timeout", "90"])
+        .arg(prompt);
+    e2e::isolate_env(&mut command, suite);
+    command.envs(&case.offline.process_env);
+    first_line_ms(command, None)
+}
+
+/// Spawn → first stdout line, in ms; then lets the process finish (draining its output).
+fn first_line_ms(mut command: Command, stdin: Option<&str>) -> anyhow::Result<f64> {
+    command
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let started = Instant::now();
+    let mut child = command.spawn().context("spawn")?;
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(text.as_bytes())?;
+        // Dropped here: stdin closes, as forge closes it after writing the prompt.
+    }
+    let stdout = child.stdout.take().context("stdout pipe")?;
+    let mut reader = BufReader::new(stdout);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let mut rest = Vec::new();
+    let _ = reader.read_to_end(&mut rest);
+    let _ = child.wait();
+    if line.is_empty() {
+        bail!("no output");
+    }
+    Ok(ms)
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
