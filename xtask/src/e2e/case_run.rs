@@ -67,6 +67,14 @@ pub fn prepare(
     }
     let workspace = root.join("ws");
     std::fs::create_dir_all(&workspace)?;
+    // A repository of its own: otherwise the CLIs see this project's repository around the
+    // workspace (claude diffs changed files against it, codex trusts it).
+    let status = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&workspace)
+        .status()
+        .context("git init (is git installed?)")?;
+    anyhow::ensure!(status.success(), "git init in {} failed", workspace.display());
     let template = CodexHome::Template(root.join("codex-template"));
     let mut offline = offline::configure(provider, &suite.clis, base_url, &template)?;
     if suite.capture {

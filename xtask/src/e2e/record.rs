@@ -52,7 +52,8 @@ pub fn write(root: &Path, rec: &Recording<'_>) -> anyhow::Result<PathBuf> {
         .pop()
         .context("the run left no bundle")?;
     let captured = capture::read(&rec.case.root).unwrap_or_default();
-    let placeholders = Placeholders::new(rec, &run_dir, &captured);
+    let home = run_home(&run_dir);
+    let placeholders = Placeholders::new(rec, &home, &captured);
     let read = |name: &str| std::fs::read_to_string(run_dir.join(name)).unwrap_or_default();
     let dir = fixture_dir(root, &cli);
     std::fs::create_dir_all(&dir)?;
@@ -63,16 +64,25 @@ pub fn write(root: &Path, rec: &Recording<'_>) -> anyhow::Result<PathBuf> {
         base.with_extension("stderr.txt"),
         placeholders.apply(&read("stderr.log")),
     )?;
-    let meta = meta(rec, &cli, &run_dir, &captured, &placeholders);
+    let meta = meta(rec, &cli, &home, &captured, &placeholders);
     let text = serde_json::to_string_pretty(&meta)? + "\n";
     std::fs::write(base.with_extension("meta.json"), text)?;
     Ok(base.with_extension("jsonl"))
 }
 
+/// The CLI home the run used, from its `run.json` (a resumed run uses its first run's home).
+fn run_home(run_dir: &Path) -> PathBuf {
+    std::fs::read_to_string(run_dir.join("run.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|run| run.get("home")?.as_str().map(PathBuf::from))
+        .unwrap_or_else(|| run_dir.join("home"))
+}
+
 fn meta(
     rec: &Recording<'_>,
     cli: &PinnedCli,
-    run_dir: &Path,
+    home: &Path,
     captured: &Captured,
     placeholders: &Placeholders,
 ) -> Value {
@@ -85,7 +95,6 @@ fn meta(
         .into_iter()
         .map(|(k, v)| (k, Value::String(placeholders.apply(&v))))
         .collect();
-    let home = run_dir.join("home");
     let mut config_files = serde_json::Map::new();
     for (rel, is_json) in [
         (".codex/config.toml", false),
@@ -173,9 +182,9 @@ fn sha256(path: &Path) -> String {
 struct Placeholders(Vec<(String, &'static str)>);
 
 impl Placeholders {
-    fn new(rec: &Recording<'_>, run_dir: &Path, captured: &Captured) -> Self {
+    fn new(rec: &Recording<'_>, home: &Path, captured: &Captured) -> Self {
         let mut pairs = vec![
-            (run_dir.join("home").display().to_string(), "<HOME>"),
+            (home.display().to_string(), "<HOME>"),
             (rec.case.workspace.display().to_string(), "<WORKDIR>"),
             (rec.clis.display().to_string(), "<CLIS_DIR>"),
             (format!("127.0.0.1:{}", rec.port), "127.0.0.1:<PORT>"),

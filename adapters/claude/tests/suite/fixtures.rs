@@ -235,6 +235,42 @@ fn facts(scenario: &str, d: &Decoded) {
                 )
             );
         }
+        // Recorded through `forge-code-agent run` by `cargo xtask e2e --record`.
+        "plain_answer" => {
+            assert_eq!(d.status(), Success);
+            assert_eq!(d.pieces.content, "Hello from the fake model.");
+            assert!(d.pieces.tool_calls.is_empty());
+        }
+        "write_read_shell" => {
+            assert_eq!(d.status(), Success);
+            assert_eq!(
+                tool_kinds(d),
+                [ToolKind::FileWrite, ToolKind::FileRead, ToolKind::Shell]
+            );
+            assert!(
+                d.pieces
+                    .content
+                    .ends_with("notes.txt has 2 lines: alpha and beta.")
+            );
+        }
+        "five_tool_rounds" => {
+            assert_eq!(d.status(), Success);
+            use ToolKind::{FileRead, FileWrite, Shell};
+            assert_eq!(
+                tool_kinds(d),
+                [FileWrite, Shell, FileRead, FileWrite, Shell]
+            );
+            assert!(d.pieces.content.ends_with("All five steps are done."));
+        }
+        "stream_cut" => {
+            assert_eq!(d.status(), Success);
+            assert!(d.pieces.content.ends_with("Hello after a cut stream."));
+        }
+        "resume" => {
+            // The second run of the session: the model continued the conversation.
+            assert_eq!(d.status(), Success);
+            assert_eq!(d.pieces.content, "Resumed the session: the word was kiwi.");
+        }
         other => panic!("no facts for scenario {other}: add them"),
     }
 }
