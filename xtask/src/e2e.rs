@@ -67,7 +67,7 @@ struct Outcome {
 pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let root = workspace_root();
-    let suite = setup(&root, args.record, "work")?;
+    let suite = setup(&root, args.record, "work", false)?;
     let expects = select(args)?;
 
     let mut servers = BTreeMap::new();
@@ -152,22 +152,27 @@ pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
     )
 }
 
-/// Installs the CLIs, builds the binary, and clears `target/e2e/<work>`.
-pub fn setup(root: &Path, capture: bool, work: &str) -> anyhow::Result<Suite> {
+/// Installs the CLIs, builds the binary (`release`: optimised, for measurements), and clears
+/// `target/e2e/<work>`.
+pub fn setup(root: &Path, capture: bool, work: &str, release: bool) -> anyhow::Result<Suite> {
     let e2e = root.join("target/e2e");
     let clis = std::env::var_os("FORGE_E2E_CLIS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| e2e.join("clis"));
     install::ensure(&clis)?;
-    say("cargo build -p forge-cli");
+    let mut build = vec!["build", "-p", "forge-cli"];
+    if release {
+        build.push("--release");
+    }
+    say(&format!("cargo {}", build.join(" ")));
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
-        .args(["build", "-p", "forge-cli"])
+        .args(&build)
         .current_dir(root)
         .status()
         .context("running cargo build")?;
     if !status.success() {
-        bail!("cargo build -p forge-cli failed ({status})");
+        bail!("cargo {} failed ({status})", build.join(" "));
     }
     let work = e2e.join(work);
     if work.exists() {
@@ -180,7 +185,9 @@ pub fn setup(root: &Path, capture: bool, work: &str) -> anyhow::Result<Suite> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     Ok(Suite {
-        forge: target.join("debug/forge-code-agent"),
+        forge: target
+            .join(if release { "release" } else { "debug" })
+            .join("forge-code-agent"),
         clis,
         work,
         empty_config,

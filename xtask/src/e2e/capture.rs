@@ -56,13 +56,14 @@ pub struct Captured {
 pub fn read(dir: &Path) -> Option<Captured> {
     let split = |name: &str| -> Option<Vec<String>> {
         let bytes = std::fs::read(dir.join(name)).ok()?;
-        Some(
-            bytes
-                .split(|b| *b == 0)
-                .filter(|s| !s.is_empty())
-                .map(|s| String::from_utf8_lossy(s).into_owned())
-                .collect(),
-        )
+        // Every item ends with a NUL: the piece after the last one is not an item, but an
+        // empty piece before it is (gemini's `-p ""`).
+        let mut items: Vec<String> = bytes
+            .split(|b| *b == 0)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect();
+        items.pop();
+        Some(items)
     };
     let args = split(ARGV_FILE)?;
     let env = split(ENV_FILE)?

@@ -74,7 +74,11 @@ pub fn prepare(
         .current_dir(&workspace)
         .status()
         .context("git init (is git installed?)")?;
-    anyhow::ensure!(status.success(), "git init in {} failed", workspace.display());
+    anyhow::ensure!(
+        status.success(),
+        "git init in {} failed",
+        workspace.display()
+    );
     let template = CodexHome::Template(root.join("codex-template"));
     let mut offline = offline::configure(provider, &suite.clis, base_url, &template)?;
     if suite.capture {
