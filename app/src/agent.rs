@@ -225,6 +225,12 @@ impl CodeAgent {
     /// Starts `request` and returns at once with a handle streaming its events.
     pub fn stream(&self, mut request: ExecutionRequest) -> RunHandle {
         request.mode = ExecutionMode::Stream;
+        self.start(request)
+    }
+
+    /// Like [`CodeAgent::stream`] but keeps the request's own `mode` (what the bundle
+    /// records): for callers that want `run` semantics with a handle to cancel through.
+    pub fn start(&self, request: ExecutionRequest) -> RunHandle {
         let canceller = RunCanceller::new();
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         let provider = request.provider.clone();

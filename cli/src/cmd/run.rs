@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use forge_app::CodeAgent;
 use forge_app::from_config::apply_request_defaults;
-use forge_domain::{AgentEvent, ExecutionResult, SessionId};
+use forge_domain::{AgentEvent, ExecutionMode, ExecutionResult, SessionId};
 
 use crate::args::RunArgs;
 use crate::compose;
@@ -39,7 +39,8 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     request.disallowed_tools = args.disallowed_tools;
     request.append_system_prompt = args.append_system_prompt;
 
-    let mut handle = agent.stream(request);
+    request.mode = if live { ExecutionMode::Stream } else { ExecutionMode::Run };
+    let mut handle = agent.start(request);
     let watcher = signals::watch(handle.canceller(), false)?;
     let stdout = std::io::stdout();
     let is_tty = stdout.is_terminal();

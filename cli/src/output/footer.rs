@@ -103,7 +103,7 @@ mod tests {
             [
                 "success · codex · $0.0123 estimated · 1200 in / 34 out tokens (1000 cached) · 1 turn · 4.2s · run r1",
                 "changed 1: a.txt",
-                "error: provider execution failed (exit code Some(1)): boom",
+                "error: provider execution failed (exit code 1): boom",
                 "  hint: log in",
             ]
         );
