@@ -3,6 +3,7 @@
 
 use crate::event::AgentEvent;
 use crate::ids::SessionId;
+use crate::raw::RawJson;
 use crate::tool::{ToolCall, ToolCallStatus};
 use crate::usage::Usage;
 
@@ -26,11 +27,24 @@ pub struct EventAccumulator {
     /// Set by a `Completed` event.
     pub completed: Option<AgentEvent>,
     in_delta_run: bool,
+    /// Keep only the last block (see [`EventAccumulator::last_text_only`]).
+    last_text_only: bool,
 }
 
 impl EventAccumulator {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An accumulator for a decoder that reads only [`EventAccumulator::last_text`]: each
+    /// new block replaces the previous one in place, so a long run's text is not copied
+    /// into an ever-growing buffer it never reads. `all_text` and `text_after_last_tool`
+    /// then see the last block only.
+    pub fn last_text_only() -> Self {
+        Self {
+            last_text_only: true,
+            ..Self::default()
+        }
     }
 
     pub fn observe(&mut self, event: &AgentEvent) {
@@ -41,7 +55,9 @@ impl EventAccumulator {
                 cli_version,
                 ..
             } => {
-                self.session_id = Some(session_id.clone());
+                if self.session_id.as_ref() != Some(session_id) {
+                    self.session_id = Some(session_id.clone());
+                }
                 if model.is_some() {
                     self.model.clone_from(model);
                 }
@@ -51,7 +67,11 @@ impl EventAccumulator {
             }
             AgentEvent::Text { text, delta } => {
                 if !(*delta && self.in_delta_run) {
-                    if !self.texts.is_empty() {
+                    if self.last_text_only {
+                        // The buffer keeps its capacity: no allocation once it is warm.
+                        self.texts.clear();
+                        self.after_tool_start = 0;
+                    } else if !self.texts.is_empty() {
                         self.texts.push('\n');
                     }
                     self.last_block_start = Some(self.texts.len());
@@ -104,7 +124,7 @@ impl EventAccumulator {
                         id: call_id.clone(),
                         kind: *kind,
                         name: name.clone(),
-                        input: serde_json::Value::Null,
+                        input: RawJson::null(),
                         output: output.clone(),
                         is_error: *is_error,
                         exit_code: *exit_code,
@@ -166,7 +186,7 @@ mod tests {
                 call_id: "t1".into(),
                 kind: ToolKind::FileWrite,
                 name: "Write".into(),
-                input: serde_json::json!({"file_path": "a"}),
+                input: RawJson::from_parsed(r#"{"file_path": "a"}"#),
             },
             AgentEvent::ToolCallFinished {
                 call_id: "t1".into(),
@@ -194,5 +214,41 @@ mod tests {
         assert_eq!(acc.tool_calls.len(), 1);
         assert_eq!(acc.tool_calls[0].status, ToolCallStatus::Completed);
         assert_eq!(acc.tool_calls[0].output.as_deref(), Some("ok"));
+    }
+
+    #[test]
+    fn last_text_only_keeps_the_last_block() {
+        let text = |t: &str, delta| AgentEvent::Text {
+            text: t.into(),
+            delta,
+        };
+        let finished = AgentEvent::ToolCallFinished {
+            call_id: "t1".into(),
+            kind: ToolKind::Shell,
+            name: "Bash".into(),
+            output: None,
+            is_error: false,
+            exit_code: None,
+        };
+        let check = |events: &[AgentEvent], last: Option<&str>, after_tool: &str| {
+            let mut full = EventAccumulator::new();
+            let mut lean = EventAccumulator::last_text_only();
+            for e in events {
+                full.observe(e);
+                lean.observe(e);
+            }
+            assert_eq!(lean.last_text(), full.last_text(), "{events:?}");
+            assert_eq!(lean.last_text(), last, "{events:?}");
+            assert_eq!(lean.text_after_last_tool(), after_tool, "{events:?}");
+        };
+        check(&[], None, "");
+        check(&[text("a", false), text("b", false)], Some("b"), "b");
+        check(&[text("a", true), text("b", true)], Some("ab"), "ab");
+        check(
+            &[text("a", false), finished.clone(), text("c", true)],
+            Some("c"),
+            "c",
+        );
+        check(&[text("a", false), finished], Some("a"), "");
     }
 }

@@ -49,7 +49,9 @@ pub enum AgentEvent {
         call_id: String,
         kind: ToolKind,
         name: String,
-        input: serde_json::Value,
+        /// The arguments as the CLI printed them (key order and all), kept as raw JSON text
+        /// so a decoder copies one slice instead of building a tree.
+        input: RawJson,
     },
     ToolCallFinished {
         call_id: String,

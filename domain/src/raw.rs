@@ -30,9 +30,21 @@ impl RawJson {
         RawJson(json.trim().to_owned())
     }
 
+    /// JSON `null`: the input of a tool call whose start was never seen.
+    pub fn null() -> Self {
+        RawJson(String::from("null"))
+    }
+
     /// A JSON string holding `text`.
     pub fn string(text: &str) -> Self {
         RawJson(serde_json::Value::String(text.to_owned()).to_string())
+    }
+
+    /// The JSON of a serialisable value, written straight to text: a decoder builds a small
+    /// JSON object from borrowed parts without a `Value` tree. `null` if it cannot serialise
+    /// (a map with non-string keys, say).
+    pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Self {
+        serde_json::to_string(value).map_or_else(|_| RawJson::null(), RawJson)
     }
 
     /// From an already-built value.

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::raw::RawJson;
+
 /// The canonical kind of a tool, whatever the CLI calls it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -42,7 +44,8 @@ pub struct ToolCall {
     pub kind: ToolKind,
     /// The CLI's raw tool name.
     pub name: String,
-    pub input: serde_json::Value,
+    /// The arguments as the CLI printed them (see [`RawJson::to_value`] for a tree).
+    pub input: RawJson,
     #[serde(default)]
     pub output: Option<String>,
     #[serde(default)]

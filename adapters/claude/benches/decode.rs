@@ -11,7 +11,6 @@ use forge_domain::{ExecutionRequest, ProviderId};
 use forge_ports::{Provider, ProviderSettings};
 
 const TARGET_BYTES: usize = 40 * 1024 * 1024;
-const ROUNDS: usize = 7;
 
 fn fixture_lines() -> Vec<String> {
     let mut lines = Vec::new();
@@ -59,59 +58,77 @@ fn transcript() -> Vec<String> {
     out
 }
 
+/// How many interleaved rounds: `FORGE_BENCH_ROUNDS`, else 7 (1 under callgrind).
+fn rounds() -> usize {
+    std::env::var("FORGE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(7)
+}
+
+// The passes are separate, never-inlined functions so an instruction-count profile
+// (`FORGE_BENCH_ROUNDS=1 valgrind --tool=callgrind <bench binary>`, then
+// `callgrind_annotate --inclusive=yes <out> | grep _pass`) shows each one's cost.
+
+#[inline(never)]
+fn value_pass(lines: &[String]) {
+    for l in lines {
+        black_box(serde_json::from_str::<serde_json::Value>(l).ok());
+    }
+}
+
+#[inline(never)]
+fn syntax_pass(lines: &[String]) {
+    for l in lines {
+        black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).ok());
+    }
+}
+
+#[inline(never)]
+fn decoder_pass(provider: &ClaudeProvider, request: &ExecutionRequest, lines: &[String]) {
+    let mut decoder = provider.decoder(request);
+    let mut out = Vec::with_capacity(16);
+    for (i, l) in lines.iter().enumerate() {
+        black_box(decoder.decode_line(i as u64 + 1, l, &mut out).ok());
+        out.clear();
+    }
+    black_box(decoder.finish(None));
+}
+
 /// Times one pass.
-fn time(lines: &[String], pass: &mut dyn FnMut(&[String])) -> Duration {
+fn time(pass: impl FnOnce()) -> Duration {
     let start = Instant::now();
-    pass(lines);
+    pass();
     start.elapsed()
 }
 
 fn main() {
     let lines = transcript();
+    let rounds = rounds();
     let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
     let mb = bytes as f64 / (1024.0 * 1024.0);
     println!(
-        "claude decode bench: {} lines, {mb:.1} MB, best of {ROUNDS}",
+        "claude decode bench: {} lines, {mb:.1} MB, best of {rounds}",
         lines.len()
     );
-
-    let mut value_pass = |lines: &[String]| {
-        for l in lines {
-            black_box(serde_json::from_str::<serde_json::Value>(l).ok());
-        }
-    };
-    let mut syntax_pass = |lines: &[String]| {
-        for l in lines {
-            black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).ok());
-        }
-    };
     let provider =
         ClaudeProvider::with_user_paths(ProviderSettings::default(), UserPaths::default());
     let Ok(id) = ProviderId::new("claude") else {
         return;
     };
     let request = ExecutionRequest::new(id, "bench", "<WORKDIR>");
-    let mut ours_pass = |lines: &[String]| {
-        let mut decoder = provider.decoder(&request);
-        let mut out = Vec::with_capacity(16);
-        for (i, l) in lines.iter().enumerate() {
-            black_box(decoder.decode_line(i as u64 + 1, l, &mut out).ok());
-            out.clear();
-        }
-        black_box(decoder.finish(None));
-    };
 
     // FORGE_BENCH_ONLY=ours runs only the decoder (for profiling it alone).
     let only_ours = std::env::var("FORGE_BENCH_ONLY").is_ok_and(|v| v == "ours");
     // Rounds interleave the three passes so a busy machine slows all of them alike; the
     // best round of each is kept.
     let (mut value, mut syntax, mut ours) = (Duration::MAX, Duration::MAX, Duration::MAX);
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds {
         if !only_ours {
-            value = value.min(time(&lines, &mut value_pass));
-            syntax = syntax.min(time(&lines, &mut syntax_pass));
+            value = value.min(time(|| value_pass(&lines)));
+            syntax = syntax.min(time(|| syntax_pass(&lines)));
         }
-        ours = ours.min(time(&lines, &mut ours_pass));
+        ours = ours.min(time(|| decoder_pass(&provider, &request, &lines)));
     }
 
     let rate = |d: Duration| mb / d.as_secs_f64();

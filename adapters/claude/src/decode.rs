@@ -1,8 +1,6 @@
 //! The stateful stream-json decoder: one borrowed parse per line, dispatch on `type`,
 //! canonical events out, facts for the result kept on the side.
 
-use std::collections::HashMap;
-
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind,
     ForgeError, PricingTable, RawJson, SessionId, ToolKind,
@@ -13,13 +11,14 @@ use serde_json::value::RawValue;
 use crate::result::{self, ResultReport};
 use crate::tools;
 use crate::wire::lenient::Str;
-use crate::wire::{Block, Content, KindOnly, Line, MessageField, WireUsage};
+use crate::wire::{Block, Content, KindOnly, Line, MessageField, WireUsage, WriteTarget};
 
-/// What the decoder remembers about a started tool call until its result arrives.
+/// What the decoder remembers about a started tool call until its result arrives. Its id,
+/// kind and name are in the accumulator's call list already: kept by index, not copied.
 #[derive(Debug)]
 struct PendingCall {
-    kind: ToolKind,
-    name: String,
+    /// Index into `acc.tool_calls`.
+    at: usize,
     /// The file a writing tool targets, workspace-relative where possible.
     path: Option<String>,
 }
@@ -34,7 +33,8 @@ pub struct ClaudeDecoder {
     cwd: Option<String>,
     pub(crate) resumed: bool,
     pub(crate) pricing: PricingTable,
-    pending: HashMap<String, PendingCall>,
+    /// Started calls without a result yet: a handful at most (parallel tool use), so a Vec.
+    pending: Vec<PendingCall>,
     /// Text / thinking deltas arrived (partial messages on) since the last assistant line:
     /// that line repeats the same text whole, so it must not be counted twice.
     streamed_text: bool,
@@ -54,6 +54,8 @@ impl ClaudeDecoder {
             workdir: Some(request.workdir.to_string_lossy().into_owned()),
             resumed: request.resume_session_id.is_some(),
             pricing,
+            // The result reads only the last text block (see `result::finish`).
+            acc: EventAccumulator::last_text_only(),
             ..Self::default()
         }
     }
@@ -113,6 +115,7 @@ impl ClaudeDecoder {
         err: &serde_json::Error,
         out: &mut Vec<AgentEvent>,
     ) -> ForgeError {
+        let json = json.trim_ascii_end();
         if serde_json::from_str::<serde::de::IgnoredAny>(json).is_ok() {
             let kind = serde_json::from_str::<KindOnly<'_>>(json)
                 .ok()
@@ -248,19 +251,14 @@ impl ClaudeDecoder {
         let call_id = block.id.take().unwrap_or_default();
         let name = block.name.take().unwrap_or_default();
         let kind = tools::kind_of(&name);
-        let input = block.input.take().unwrap_or(serde_json::Value::Null);
-        let path = tools::written_path_field(&name)
-            .and_then(|field| input.get(field))
-            .and_then(serde_json::Value::as_str)
-            .map(|p| self.relative(p));
-        self.pending.insert(
-            call_id.clone(),
-            PendingCall {
-                kind,
-                name: name.clone(),
-                path,
-            },
-        );
+        let raw_input = block.input.take();
+        let path = tools::written_path_field(&name).and_then(|field| {
+            let target = serde_json::from_str::<WriteTarget<'_>>(raw_input?.get()).ok()?;
+            target.field(field).map(|p| self.relative(p))
+        });
+        let input = raw_input.map_or_else(RawJson::null, |raw| RawJson::from_parsed(raw.get()));
+        // A repeated id replaces the older pending call, as the CLI would pair it.
+        let repeated = self.pending_index(&call_id);
         let event = AgentEvent::ToolCallStarted {
             call_id,
             kind,
@@ -268,6 +266,23 @@ impl ClaudeDecoder {
             input,
         };
         self.emit(event, out);
+        // The accumulator has just appended this call.
+        let call = PendingCall {
+            at: self.acc.tool_calls.len().saturating_sub(1),
+            path,
+        };
+        match repeated {
+            Some(i) => self.pending[i] = call,
+            None => self.pending.push(call),
+        }
+    }
+
+    /// Where the pending call with this id is in `pending`.
+    fn pending_index(&self, call_id: &str) -> Option<usize> {
+        let calls = &self.acc.tool_calls;
+        self.pending
+            .iter()
+            .position(|p| calls.get(p.at).is_some_and(|c| c.id == call_id))
     }
 
     fn user(&mut self, line: Line<'_>, json: &str, out: &mut Vec<AgentEvent>) {
@@ -298,26 +313,28 @@ impl ClaudeDecoder {
         out: &mut Vec<AgentEvent>,
     ) {
         let call_id = block.tool_use_id.take().unwrap_or_default();
-        let call = self.pending.remove(&call_id).unwrap_or(PendingCall {
-            kind: ToolKind::Other,
-            name: String::new(),
-            path: None,
+        let pending = self
+            .pending_index(&call_id)
+            .map(|i| self.pending.swap_remove(i));
+        let started = pending.as_ref().and_then(|p| self.acc.tool_calls.get(p.at));
+        let (kind, name) = started.map_or((ToolKind::Other, String::new()), |c| {
+            (c.kind, c.name.clone())
         });
         let output = block.content.joined_text();
         let is_error = block.is_error.is_true();
-        let exit_code = match (call.kind, is_error) {
+        let exit_code = match (kind, is_error) {
             (ToolKind::Shell, true) => output.as_deref().and_then(shell_exit_code),
             _ => None,
         };
-        let change = match call.name.as_str() {
+        let change = match name.as_str() {
             "Write" => write_kind,
             _ => FileChangeKind::Modified,
         };
         self.emit(
             AgentEvent::ToolCallFinished {
                 call_id,
-                kind: call.kind,
-                name: call.name,
+                kind,
+                name,
                 output,
                 is_error,
                 exit_code,
@@ -325,7 +342,7 @@ impl ClaudeDecoder {
             out,
         );
         // Only a write that succeeded changed a file.
-        if let (Some(path), false) = (call.path, is_error) {
+        if let (Some(path), false) = (pending.and_then(|p| p.path), is_error) {
             self.emit(AgentEvent::FileChanged { path, change }, out);
         }
     }
@@ -433,12 +450,16 @@ impl Decoder for ClaudeDecoder {
         line: &str,
         out: &mut Vec<AgentEvent>,
     ) -> Result<(), ForgeError> {
-        // Byte-wise: JSON whitespace is ASCII, and `str::trim` pays for Unicode checks.
-        let text = line.trim_ascii();
+        // Only the start is trimmed here: the parser skips trailing whitespace itself, and
+        // reading the line's last byte first would fetch its far end out of order (a cache
+        // miss per long line). Paths that keep the text trim the end themselves.
+        let text = line.trim_ascii_start();
         match text.as_bytes().first() {
             None => Ok(()),
             Some(b'{') => self.decode_value(line_no, text, out),
-            Some(b'[') if looks_like_json_array(text) => self.decode_array(line_no, text, out),
+            Some(b'[') if looks_like_json_array(text) => {
+                self.decode_array(line_no, text.trim_ascii_end(), out)
+            }
             Some(_) => {
                 self.emit(
                     AgentEvent::Unparsed {

@@ -34,14 +34,16 @@ pub struct CodexDecoder {
     pub(crate) last_error: Option<String>,
     /// The last `turn.completed` usage: cumulative over the thread.
     pub(crate) cumulative: Option<Usage>,
-    /// Tool calls started and not yet finished (item ids): rarely more than one, so a Vec.
-    pub(crate) open_calls: Vec<String>,
+    /// Tool calls started and not yet finished, as indices into `acc.tool_calls` (the id is
+    /// there): rarely more than one, so a Vec.
+    pub(crate) open_calls: Vec<usize>,
 }
 
 impl CodexDecoder {
     pub fn new(request: &ExecutionRequest, settings: &ProviderSettings) -> Self {
         Self {
-            acc: EventAccumulator::new(),
+            // Results read only the last text block (`result.rs`, `on_turn_completed`).
+            acc: EventAccumulator::last_text_only(),
             workdir: request.workdir.to_string_lossy().into_owned(),
             resuming: request.resume_session_id.is_some(),
             baseline: None,

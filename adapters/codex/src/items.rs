@@ -5,8 +5,8 @@
 //! closes it, and a completion with no start (older releases report `file_change` only when
 //! done) yields both events.
 
-use forge_domain::{AgentEvent, FileChangeKind};
-use serde_json::Value;
+use forge_domain::{AgentEvent, FileChangeKind, RawJson};
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::decode::{CodexDecoder, unknown, warning};
@@ -65,11 +65,15 @@ impl CodexDecoder {
         out: &mut Vec<AgentEvent>,
     ) {
         let tool = tool_kind(kind).unwrap_or(forge_domain::ToolKind::Other);
-        let call_id = match item.id.as_deref() {
-            Some(id) => id.to_owned(),
+        let call_id = match item.id.take() {
+            Some(id) => id.into_owned(),
             None => format!("{kind}_{}", self.acc.tool_calls.len()),
         };
-        let open = self.open_calls.iter().position(|id| *id == call_id);
+        let calls = &self.acc.tool_calls;
+        let open = self
+            .open_calls
+            .iter()
+            .position(|&at| calls.get(at).is_some_and(|c| c.id == call_id));
         if open.is_none() {
             let ev = AgentEvent::ToolCallStarted {
                 call_id: call_id.clone(),
@@ -79,7 +83,8 @@ impl CodexDecoder {
             };
             self.emit(ev, out);
             if !completed {
-                self.open_calls.push(call_id.clone());
+                // The accumulator has just appended this call: remember where, not the id.
+                self.open_calls.push(self.acc.tool_calls.len() - 1);
             }
         }
         if !completed {
@@ -136,35 +141,47 @@ impl CodexDecoder {
     }
 }
 
-/// The tool call's input: what the item says the agent asked for.
-fn tool_input(kind: &str, item: &Item<'_>) -> Value {
-    let raw = |v: Option<&RawValue>| {
-        v.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
-            .unwrap_or(Value::Null)
-    };
-    let text = |v: Option<&str>| v.map_or(Value::Null, |s| Value::String(s.to_owned()));
-    let mut input = serde_json::Map::new();
-    match kind {
-        "command_execution" => {
-            input.insert("command".into(), text(item.command.as_deref()));
-        }
-        "file_change" => {
-            input.insert("changes".into(), raw(item.changes));
-        }
-        "mcp_tool_call" => {
-            input.insert("server".into(), text(item.server.as_deref()));
-            input.insert("tool".into(), text(item.tool.as_deref()));
-            input.insert("arguments".into(), raw(item.arguments));
-        }
-        "web_search" => {
-            input.insert("query".into(), text(item.query.as_deref()));
-            if item.action.is_some() {
-                input.insert("action".into(), raw(item.action));
-            }
-        }
-        _ => {}
+/// The tool call's input: what the item says the agent asked for, written as JSON straight
+/// from the borrowed fields (nested parts verbatim). Keys in sorted order, as before.
+fn tool_input(kind: &str, item: &Item<'_>) -> RawJson {
+    #[derive(Serialize)]
+    struct Command<'a> {
+        command: Option<&'a str>,
     }
-    Value::Object(input)
+    #[derive(Serialize)]
+    struct FileChange<'a> {
+        changes: Option<&'a RawValue>,
+    }
+    #[derive(Serialize)]
+    struct McpCall<'a> {
+        arguments: Option<&'a RawValue>,
+        server: Option<&'a str>,
+        tool: Option<&'a str>,
+    }
+    #[derive(Serialize)]
+    struct WebSearch<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        action: Option<&'a RawValue>,
+        query: Option<&'a str>,
+    }
+    match kind {
+        "command_execution" => RawJson::from_serialize(&Command {
+            command: item.command.as_deref(),
+        }),
+        "file_change" => RawJson::from_serialize(&FileChange {
+            changes: item.changes,
+        }),
+        "mcp_tool_call" => RawJson::from_serialize(&McpCall {
+            arguments: item.arguments,
+            server: item.server.as_deref(),
+            tool: item.tool.as_deref(),
+        }),
+        "web_search" => RawJson::from_serialize(&WebSearch {
+            action: item.action,
+            query: item.query.as_deref(),
+        }),
+        _ => RawJson::from_parsed("{}"),
+    }
 }
 
 /// An MCP result as text: its text contents joined, else the result JSON itself.

@@ -130,10 +130,10 @@ impl GeminiDecoder {
             || format!("{name}#{}", self.tool_call_seq),
             |id| id.into_owned(),
         );
+        // Copied as the CLI printed it: no tree is built.
         let input = ev
             .parameters
-            .map(|raw| serde_json::from_str(raw.get()).unwrap_or(serde_json::Value::Null))
-            .unwrap_or(serde_json::Value::Null);
+            .map_or_else(RawJson::null, |raw| RawJson::from_parsed(raw.get()));
         let kind = tool_kind(&name);
         self.emit(
             out,
@@ -157,7 +157,7 @@ impl GeminiDecoder {
                 let written = (success && call.kind == ToolKind::FileWrite)
                     .then(|| written_path(&call.input))
                     .flatten()
-                    .map(|p| relative_to(p, &self.config.workdir));
+                    .map(|p| relative_to(&p, &self.config.workdir));
                 (call.name.clone(), call.kind, written)
             }
             None => ("unknown".to_owned(), ToolKind::Other, None),

@@ -1,6 +1,7 @@
 //! Gemini CLI tool names → canonical [`ToolKind`]s.
 
-use forge_domain::ToolKind;
+use forge_domain::{RawJson, ToolKind};
+use serde::Deserialize;
 
 /// The canonical kind of a Gemini tool (names as of 0.61, plus older aliases).
 pub fn tool_kind(name: &str) -> ToolKind {
@@ -20,12 +21,29 @@ pub fn tool_kind(name: &str) -> ToolKind {
     }
 }
 
-/// The file a writing tool touches, from its parameters (`file_path` for both
-/// `write_file` and `replace`; older builds said `absolute_path` or `path`).
-pub fn written_path(parameters: &serde_json::Value) -> Option<&str> {
-    ["file_path", "absolute_path", "path"]
-        .iter()
-        .find_map(|key| parameters.get(key).and_then(serde_json::Value::as_str))
+/// The path fields a writing tool's parameters may carry; everything else (the file's
+/// content, say) is skipped unread.
+#[derive(Deserialize)]
+struct PathFields {
+    #[serde(default)]
+    file_path: Option<serde_json::Value>,
+    #[serde(default)]
+    absolute_path: Option<serde_json::Value>,
+    #[serde(default)]
+    path: Option<serde_json::Value>,
+}
+
+/// The file a writing tool touches, from its raw parameters (`file_path` for both
+/// `write_file` and `replace`; older builds said `absolute_path` or `path`): the first of
+/// them that is a string. Read only for writes that succeeded.
+pub fn written_path(parameters: &RawJson) -> Option<String> {
+    let fields: PathFields = serde_json::from_str(parameters.as_str()).ok()?;
+    [fields.file_path, fields.absolute_path, fields.path]
+        .into_iter()
+        .find_map(|v| match v {
+            Some(serde_json::Value::String(s)) => Some(s),
+            _ => None,
+        })
 }
 
 /// `path` relative to `workdir` when it lies inside it; unchanged otherwise.
@@ -60,6 +78,22 @@ mod tests {
         for (name, kind) in cases {
             assert_eq!(tool_kind(name), kind, "{name}");
         }
+    }
+
+    #[test]
+    fn written_paths_come_from_the_first_string_path_field() {
+        let check = |params: &str, want: Option<&str>| {
+            let got = written_path(&RawJson::from_parsed(params));
+            assert_eq!(got.as_deref(), want, "{params}");
+        };
+        check(
+            r#"{"file_path":"/w/a.txt","content":"x"}"#,
+            Some("/w/a.txt"),
+        );
+        check(r#"{"content":"x","absolute_path":"/w/b"}"#, Some("/w/b"));
+        check(r#"{"file_path":5,"path":"c"}"#, Some("c"));
+        check(r#"{"content":"x"}"#, None);
+        check("null", None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use forge_domain::{AgentEvent, ExecutionResult, ToolCall, ToolCallStatus, ToolKind};
+use forge_domain::{AgentEvent, ExecutionResult, RawJson, ToolCall, ToolCallStatus, ToolKind};
 
 use super::spinner::Spinner;
 use super::style::Style;
@@ -16,7 +16,7 @@ pub struct HumanRenderer<'a> {
     spinner: Spinner,
     live: bool,
     at_line_start: bool,
-    started: BTreeMap<String, (ToolKind, String, serde_json::Value)>,
+    started: BTreeMap<String, (ToolKind, String, RawJson)>,
 }
 
 impl<'a> HumanRenderer<'a> {
@@ -42,7 +42,7 @@ impl<'a> HumanRenderer<'a> {
                 name,
                 input,
             } => {
-                let summary = tool_line::summarize_input(name, input);
+                let summary = tool_line::summarize_input(name, &input.to_value());
                 self.started
                     .insert(call_id.clone(), (*kind, name.clone(), input.clone()));
                 self.spinner
@@ -72,11 +72,10 @@ impl<'a> HumanRenderer<'a> {
                 exit_code,
                 ..
             } => {
-                let (kind, name, input) = self.started.remove(call_id).unwrap_or((
-                    *kind,
-                    name.clone(),
-                    serde_json::Value::Null,
-                ));
+                let (kind, name, input) =
+                    self.started
+                        .remove(call_id)
+                        .unwrap_or((*kind, name.clone(), RawJson::null()));
                 let call = ToolCall {
                     id: call_id.clone(),
                     kind,

@@ -70,7 +70,7 @@ fn one_line(text: &str, max: usize) -> String {
 /// `✓ shell  ls -la` (completed), `✗ shell  false (exit 1)` (failed), `… shell  sleep 9`
 /// (no result).
 pub fn render(style: Style, call: &ToolCall) -> String {
-    let summary = summarize_input(&call.name, &call.input);
+    let summary = summarize_input(&call.name, &call.input.to_value());
     let (mark, kind) = match call.status {
         ToolCallStatus::Completed => (style.green("✓"), kind_name(call.kind)),
         ToolCallStatus::Failed => (style.red("✗"), kind_name(call.kind)),
@@ -93,7 +93,7 @@ mod tests {
             id: "t".into(),
             kind,
             name: "Bash".into(),
-            input,
+            input: forge_domain::RawJson::from_value(&input),
             output: None,
             is_error: status == ToolCallStatus::Failed,
             exit_code: exit,

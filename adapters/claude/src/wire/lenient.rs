@@ -226,12 +226,15 @@ impl<T> Default for List<T> {
 impl<'de, T: Deserialize<'de>> Leaf<'de> for List<T> {
     fn from_seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
         // serde_json gives no size hint. Empty lists (most of them) allocate nothing; a
-        // non-empty one skips the 4→8 regrowth steps the CLI's string lists (tools) would
-        // otherwise pay on every line.
+        // non-empty one starts at about 512 bytes: eight small items (the CLI's string lists,
+        // tools), two content blocks. Staying under glibc's 1 KiB per-thread cache limit
+        // matters: a larger request on every line sends malloc down its slow path
+        // (consolidating freed chunks) far more often than the lists ever need the room.
+        let first = (512 / std::mem::size_of::<T>().max(1)).clamp(1, 8);
         let mut items = Vec::new();
         while let Some(item) = seq.next_element::<T>()? {
             if items.is_empty() {
-                items.reserve(seq.size_hint().unwrap_or(8));
+                items.reserve(seq.size_hint().unwrap_or(first));
             }
             items.push(item);
         }

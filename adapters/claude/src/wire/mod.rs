@@ -11,74 +11,87 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde::de::{MapAccess, SeqAccess};
+use serde_json::value::RawValue;
 
 use lenient::{Bool, F64, Leaf, List, Obj, Str, U64, deserialize_leaf};
 
 /// One stdout line (or one element of a `--output-format json --verbose` array).
+///
+/// Defaults are per field, not `#[serde(default)]` on the struct: that form builds (and
+/// drops) a whole default `Line` for every line parsed.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
 pub struct Line<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(rename = "type", borrow, default)]
     pub kind: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub subtype: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub session_id: Str<'a>,
 
     // system/init
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub model: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub cwd: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub claude_code_version: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub tools: List<Str<'a>>,
 
     // system/api_retry
+    #[serde(default)]
     pub attempt: U64,
+    #[serde(default)]
     pub max_retries: U64,
+    #[serde(default)]
     pub retry_delay_ms: U64,
+    #[serde(default)]
     pub error_status: U64,
     /// api_retry: error category; assistant: the synthetic message's error category.
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub error: Str<'a>,
 
     // system/permission_denied
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub tool_name: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub decision_reason: Str<'a>,
 
     // assistant / user (`message` is an object there, a string in permission_denied)
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub message: MessageField<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub tool_use_result: Obj<ToolUseResult<'a>>,
 
     // stream_event
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub event: Obj<StreamEvent<'a>>,
 
     // result
+    #[serde(default)]
     pub is_error: Bool,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub result: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub errors: List<Str<'a>>,
+    #[serde(default)]
     pub total_cost_usd: F64,
+    #[serde(default)]
     pub usage: Obj<WireUsage>,
+    #[serde(default)]
     pub num_turns: U64,
+    #[serde(default)]
     pub duration_ms: U64,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub stop_reason: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub terminal_reason: Str<'a>,
+    #[serde(default)]
     pub api_error_status: U64,
     /// Top-level on results and synthetic messages: `connection_failed`, …
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub api_error: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, default)]
     pub permission_denials: List<Obj<Denial<'a>>>,
 }
 
@@ -177,13 +190,35 @@ pub struct Block<'a> {
     pub id: Str<'a>,
     #[serde(borrow)]
     pub name: Str<'a>,
-    /// Tool input: the one place a `Value` is built (it is kept in the result).
-    pub input: Option<serde_json::Value>,
+    /// Tool input, kept as the CLI's own JSON text: copied once, never built into a tree.
+    #[serde(borrow)]
+    pub input: Option<&'a RawValue>,
     #[serde(borrow)]
     pub tool_use_id: Str<'a>,
     #[serde(borrow)]
     pub content: Content<'a>,
     pub is_error: Bool,
+}
+
+/// The path fields of a writing tool's input, read (a second, small pass over the input)
+/// only for the tools that write.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct WriteTarget<'a> {
+    #[serde(borrow)]
+    pub file_path: Str<'a>,
+    #[serde(borrow)]
+    pub notebook_path: Str<'a>,
+}
+
+impl WriteTarget<'_> {
+    pub fn field(&self, name: &str) -> Option<&str> {
+        match name {
+            "file_path" => self.file_path.as_deref(),
+            "notebook_path" => self.notebook_path.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 /// `tool_use_result` of a user line: only whether a write created or updated its file.

@@ -4,7 +4,7 @@
 use forge_adapter_codex::CodexProvider;
 use forge_domain::{
     AgentEvent, ExecutionMetadata, ExecutionRequest, ForgeError, ModelPrice, PricingTable,
-    ProviderId, ToolCall,
+    ProviderId, ToolCall, ToolCallStatus, ToolKind,
 };
 use forge_ports::{Decoder, ProcessExit, ProviderSettings, ResultPieces};
 use serde::Serialize;
@@ -41,8 +41,8 @@ pub struct Decoded {
     pub pieces: PiecesView,
 }
 
-/// Events as snapshots show them: `Unknown.raw` (a serde_json RawValue, which only JSON
-/// serialisers understand) as a parsed value.
+/// Events as snapshots show them: raw JSON (`Unknown.raw`, tool inputs: a serde_json
+/// RawValue, which only JSON serialisers understand) as a parsed value.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum EventView<'a> {
@@ -50,6 +50,13 @@ enum EventView<'a> {
         r#type: &'static str,
         kind: &'a str,
         raw: serde_json::Value,
+    },
+    ToolCallStarted {
+        r#type: &'static str,
+        call_id: &'a str,
+        kind: ToolKind,
+        name: &'a str,
+        input: serde_json::Value,
     },
     Other(&'a AgentEvent),
 }
@@ -61,7 +68,45 @@ fn events_view<S: serde::Serializer>(events: &[AgentEvent], s: S) -> Result<S::O
             kind,
             raw: raw.to_value(),
         },
+        AgentEvent::ToolCallStarted {
+            call_id,
+            kind,
+            name,
+            input,
+        } => EventView::ToolCallStarted {
+            r#type: "tool_call_started",
+            call_id,
+            kind: *kind,
+            name,
+            input: input.to_value(),
+        },
         other => EventView::Other(other),
+    }))
+}
+
+/// A tool call as snapshots show it: the raw input as a parsed value.
+#[derive(Serialize)]
+struct ToolCallView<'a> {
+    id: &'a str,
+    kind: ToolKind,
+    name: &'a str,
+    input: serde_json::Value,
+    output: &'a Option<String>,
+    is_error: bool,
+    exit_code: Option<i32>,
+    status: ToolCallStatus,
+}
+
+fn tool_calls_view<S: serde::Serializer>(calls: &[ToolCall], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(calls.iter().map(|c| ToolCallView {
+        id: &c.id,
+        kind: c.kind,
+        name: &c.name,
+        input: c.input.to_value(),
+        output: &c.output,
+        is_error: c.is_error,
+        exit_code: c.exit_code,
+        status: c.status,
     }))
 }
 
@@ -70,6 +115,7 @@ fn events_view<S: serde::Serializer>(events: &[AgentEvent], s: S) -> Result<S::O
 pub struct PiecesView {
     pub reported_success: Option<bool>,
     pub content: String,
+    #[serde(serialize_with = "tool_calls_view")]
     pub tool_calls: Vec<ToolCall>,
     pub errors: Vec<ForgeError>,
     pub metadata: ExecutionMetadata,

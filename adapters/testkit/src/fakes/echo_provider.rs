@@ -191,7 +191,9 @@ impl Decoder for EchoDecoder {
                     ToolKind::Other
                 },
                 name: str_field(&value, "name"),
-                input: value.get("input").cloned().unwrap_or(Value::Null),
+                input: value
+                    .get("input")
+                    .map_or_else(RawJson::null, RawJson::from_value),
             },
             "tool_result" => AgentEvent::ToolCallFinished {
                 call_id: str_field(&value, "id"),
