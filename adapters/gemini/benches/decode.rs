@@ -12,7 +12,6 @@ use forge_domain::{ExecutionRequest, ProviderId};
 use forge_ports::{Decoder, ProviderSettings};
 
 const TARGET_BYTES: usize = 40 * 1024 * 1024;
-const ROUNDS: usize = 7;
 
 /// The fixture transcripts' lines, repeated with varied ids and text until ~40 MB.
 fn transcript() -> Vec<String> {
@@ -39,18 +38,47 @@ fn transcript() -> Vec<String> {
     lines
 }
 
-/// Runs the passes in turn, `ROUNDS` times, and keeps each pass's best time. Interleaving
-/// the passes keeps a load spike on a shared machine from favouring one of them.
-fn best_of_interleaved(passes: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
-    let mut best = vec![Duration::MAX; passes.len()];
-    for _ in 0..ROUNDS {
-        for (pass, best) in passes.iter_mut().zip(best.iter_mut()) {
-            let start = Instant::now();
-            pass();
-            *best = (*best).min(start.elapsed());
-        }
+/// How many interleaved rounds: `FORGE_BENCH_ROUNDS`, else 7 (1 under callgrind).
+fn rounds() -> usize {
+    std::env::var("FORGE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(7)
+}
+
+// The passes are separate, never-inlined functions so an instruction-count profile
+// (`FORGE_BENCH_ROUNDS=1 valgrind --tool=callgrind <bench binary>`, then
+// `callgrind_annotate --inclusive=yes <out> | grep _pass`) shows each one's cost.
+
+#[inline(never)]
+fn value_pass(lines: &[String]) {
+    for line in lines {
+        black_box(serde_json::from_str::<serde_json::Value>(line).ok());
     }
-    best
+}
+
+#[inline(never)]
+fn syntax_pass(lines: &[String]) {
+    for line in lines {
+        black_box(serde_json::from_str::<serde::de::IgnoredAny>(line).ok());
+    }
+}
+
+#[inline(never)]
+fn decoder_pass(provider: &GeminiProvider, request: &ExecutionRequest, lines: &[String]) {
+    let mut decoder = provider.gemini_decoder(request);
+    let mut out = Vec::with_capacity(8);
+    for (i, line) in lines.iter().enumerate() {
+        black_box(decoder.decode_line(i as u64 + 1, line, &mut out).ok());
+        out.clear();
+    }
+    black_box(decoder.finish(None));
+}
+
+fn time(pass: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    pass();
+    start.elapsed()
 }
 
 fn mb_per_s(bytes: usize, d: Duration) -> f64 {
@@ -59,6 +87,7 @@ fn mb_per_s(bytes: usize, d: Duration) -> f64 {
 
 fn main() {
     let lines = transcript();
+    let rounds = rounds();
     let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
     let request = ExecutionRequest::new(
         ProviderId::new("gemini").unwrap_or_else(|_| unreachable!()),
@@ -67,34 +96,25 @@ fn main() {
     );
     let provider = GeminiProvider::new(ProviderSettings::default());
 
-    let mut value = || {
-        for line in &lines {
-            black_box(serde_json::from_str::<serde_json::Value>(line).ok());
+    // FORGE_BENCH_ONLY=ours runs only the decoder (for profiling it alone).
+    let only_ours = std::env::var("FORGE_BENCH_ONLY").is_ok_and(|v| v == "ours");
+    // Rounds interleave the three passes so a load spike on a shared machine slows all of
+    // them alike; the best round of each is kept.
+    let (mut value, mut syntax, mut ours) = (Duration::MAX, Duration::MAX, Duration::MAX);
+    for _ in 0..rounds {
+        if !only_ours {
+            value = value.min(time(|| value_pass(&lines)));
+            syntax = syntax.min(time(|| syntax_pass(&lines)));
         }
-    };
-    let mut syntax = || {
-        for line in &lines {
-            black_box(serde_json::from_str::<serde::de::IgnoredAny>(line).ok());
-        }
-    };
-    let mut ours = || {
-        let mut decoder = provider.gemini_decoder(&request);
-        let mut out = Vec::with_capacity(8);
-        for (i, line) in lines.iter().enumerate() {
-            let _ = black_box(decoder.decode_line(i as u64 + 1, line, &mut out));
-            out.clear();
-        }
-        black_box(decoder.finish(None));
-    };
-    let best = best_of_interleaved(&mut [&mut value, &mut syntax, &mut ours]);
-    let (value, syntax, ours) = (best[0], best[1], best[2]);
+        ours = ours.min(time(|| decoder_pass(&provider, &request, &lines)));
+    }
     let (v, s, o) = (
         mb_per_s(bytes, value),
         mb_per_s(bytes, syntax),
         mb_per_s(bytes, ours),
     );
     println!(
-        "gemini decode: {:.1} MB in {} lines, best of {ROUNDS}",
+        "gemini decode: {:.1} MB in {} lines, best of {rounds}",
         bytes as f64 / (1024.0 * 1024.0),
         lines.len()
     );

@@ -11,7 +11,10 @@ use crate::cost;
 use crate::framing::{looks_like_json, split_fixed_prefix};
 use crate::report::RunReport;
 use crate::tools::{relative_to, tool_kind, written_path};
-use crate::wire::{KindOnly, StreamEvent, StreamStats};
+use crate::wire::{
+    ErrorEvent, InitEvent, KindOnly, MessageEvent, OtherEvent, ResultEvent, StreamStats,
+    ToolResultEvent, ToolUseEvent, Typed,
+};
 
 /// What a decoder needs to know about its run.
 #[derive(Debug, Clone, Default)]
@@ -64,29 +67,58 @@ impl GeminiDecoder {
         );
     }
 
-    fn dispatch(&mut self, kind: &str, ev: StreamEvent<'_>, json: &str, out: &mut Vec<AgentEvent>) {
+    /// Reads one event of a known `kind` from `json` and emits what it says; `raw` is the
+    /// line as printed (kept by `Unknown` events). On the fast path (`json` is the line
+    /// without its `type` and `timestamp`) a `type` key is a duplicate: `Ok(false)` hands
+    /// the line to the general path, which reports it. Errors are the caller's to recover.
+    fn read_event(
+        &mut self,
+        kind: &str,
+        json: &str,
+        raw: &str,
+        fast: bool,
+        out: &mut Vec<AgentEvent>,
+    ) -> Result<bool, serde_json::Error> {
         match kind {
-            "init" => self.on_init(ev, json, out),
-            "message" => match ev.role.as_deref() {
-                Some("assistant") => {
-                    if let Some(text) = ev.content {
-                        let delta = ev.delta.unwrap_or(false);
-                        self.emit(
-                            out,
-                            AgentEvent::Text {
-                                text: text.into_owned(),
-                                delta,
-                            },
-                        );
+            "init" => {
+                let Some(ev) = parse::<InitEvent<'_>>(json, fast)? else {
+                    return Ok(false);
+                };
+                self.on_init(ev, raw, out);
+            }
+            "message" => {
+                let Some(ev) = parse::<MessageEvent<'_>>(json, fast)? else {
+                    return Ok(false);
+                };
+                match ev.role.as_deref() {
+                    Some("assistant") => {
+                        if let Some(text) = ev.content {
+                            let delta = ev.delta.unwrap_or(false);
+                            let text = text.into_owned();
+                            self.emit(out, AgentEvent::Text { text, delta });
+                        }
                     }
+                    // The CLI echoes the prompt once; the runtime keeps the raw line.
+                    Some("user") => {}
+                    _ => self.unknown(out, "message", raw),
                 }
-                // The CLI echoes the prompt once; the runtime keeps the raw line.
-                Some("user") => {}
-                _ => self.unknown(out, "message", json),
-            },
-            "tool_use" => self.on_tool_use(ev, out),
-            "tool_result" => self.on_tool_result(ev, out),
+            }
+            "tool_use" => {
+                let Some(ev) = parse::<ToolUseEvent<'_>>(json, fast)? else {
+                    return Ok(false);
+                };
+                self.on_tool_use(ev, out);
+            }
+            "tool_result" => {
+                let Some(ev) = parse::<ToolResultEvent<'_>>(json, fast)? else {
+                    return Ok(false);
+                };
+                self.on_tool_result(ev, out);
+            }
             "error" => {
+                let Some(ev) = parse::<ErrorEvent<'_>>(json, fast)? else {
+                    return Ok(false);
+                };
                 let message = ev.message.map(|m| m.into_owned()).unwrap_or_default();
                 let event = match ev.severity.as_deref() {
                     Some("warning") => AgentEvent::Warning { message },
@@ -97,12 +129,23 @@ impl GeminiDecoder {
                 };
                 self.emit(out, event);
             }
-            "result" => self.on_result(ev, out),
-            kind => self.unknown(out, kind, json),
+            "result" => {
+                let Some(ev) = parse::<ResultEvent<'_>>(json, fast)? else {
+                    return Ok(false);
+                };
+                self.on_result(ev, out);
+            }
+            kind => {
+                if parse::<OtherEvent>(json, fast)?.is_none() {
+                    return Ok(false);
+                }
+                self.unknown(out, kind, raw);
+            }
         }
+        Ok(true)
     }
 
-    fn on_init(&mut self, ev: StreamEvent<'_>, json: &str, out: &mut Vec<AgentEvent>) {
+    fn on_init(&mut self, ev: InitEvent<'_>, json: &str, out: &mut Vec<AgentEvent>) {
         let session = ev
             .session_id
             .and_then(|id| SessionId::new(id.into_owned()).ok());
@@ -121,7 +164,7 @@ impl GeminiDecoder {
         }
     }
 
-    fn on_tool_use(&mut self, ev: StreamEvent<'_>, out: &mut Vec<AgentEvent>) {
+    fn on_tool_use(&mut self, ev: ToolUseEvent<'_>, out: &mut Vec<AgentEvent>) {
         let name = ev
             .tool_name
             .map_or_else(|| "unknown".to_owned(), |n| n.into_owned());
@@ -146,7 +189,7 @@ impl GeminiDecoder {
         );
     }
 
-    fn on_tool_result(&mut self, ev: StreamEvent<'_>, out: &mut Vec<AgentEvent>) {
+    fn on_tool_result(&mut self, ev: ToolResultEvent<'_>, out: &mut Vec<AgentEvent>) {
         let call_id = ev.tool_id.map(|id| id.into_owned()).unwrap_or_default();
         let success = ev.status.as_deref() == Some("success");
         // The accumulator holds the started call (usually the last one): its name, kind and
@@ -187,7 +230,7 @@ impl GeminiDecoder {
         }
     }
 
-    fn on_result(&mut self, ev: StreamEvent<'_>, out: &mut Vec<AgentEvent>) {
+    fn on_result(&mut self, ev: ResultEvent<'_>, out: &mut Vec<AgentEvent>) {
         let success = ev.status.as_deref() == Some("success");
         let (error_type, error_message) = match ev.error {
             Some(e) => (
@@ -278,6 +321,7 @@ impl GeminiDecoder {
         err: &serde_json::Error,
         out: &mut Vec<AgentEvent>,
     ) -> Result<(), ForgeError> {
+        let json = json.trim_ascii_end();
         if serde_json::from_str::<serde::de::IgnoredAny>(json).is_err() {
             self.emit(
                 out,
@@ -313,6 +357,15 @@ impl GeminiDecoder {
     }
 }
 
+/// Reads `json` as `T`; on the fast path (`fast`), `None` when it carries a `type` key.
+fn parse<'a, T: serde::Deserialize<'a> + Typed>(
+    json: &'a str,
+    fast: bool,
+) -> Result<Option<T>, serde_json::Error> {
+    let ev: T = serde_json::from_str(json)?;
+    Ok((!fast || !ev.has_type()).then_some(ev))
+}
+
 fn is_known_kind(kind: &str) -> bool {
     matches!(
         kind,
@@ -336,8 +389,11 @@ impl Decoder for GeminiDecoder {
         line: &str,
         out: &mut Vec<AgentEvent>,
     ) -> Result<(), ForgeError> {
-        // JSON whitespace is ASCII; `trim_ascii` is cheaper than the Unicode-aware `trim`.
-        let trimmed = line.trim_ascii();
+        // JSON whitespace is ASCII; `trim_ascii_start` is cheaper than the Unicode-aware
+        // `trim`. Only the start: the parser skips trailing whitespace itself, and reading
+        // the last byte first would fetch a long line's far end out of order. Paths that keep
+        // the text trim the end themselves (`RawJson::from_parsed`, `recover`).
+        let trimmed = line.trim_ascii_start();
         if trimmed.is_empty() {
             return Ok(());
         }
@@ -355,29 +411,28 @@ impl Decoder for GeminiDecoder {
             buf.clear();
             buf.push('{');
             buf.push_str(rest);
-            let handled = match serde_json::from_str::<StreamEvent<'_>>(&buf) {
-                // A second `type` would be a duplicate key: the general path reports it.
-                Ok(ev) if ev.kind.is_none() => {
-                    self.dispatch(kind, ev, trimmed, out);
-                    true
-                }
-                _ => false,
-            };
+            // Any failure here (a duplicate `type`, a field of another type, broken JSON)
+            // goes to the general path, which reports it exactly as it would without the
+            // fast path.
+            let handled = self.read_event(kind, &buf, trimmed, true, out);
             self.scratch = buf;
-            if handled {
+            if handled.unwrap_or(false) {
                 return Ok(());
             }
         }
-        match serde_json::from_str::<StreamEvent<'_>>(trimmed) {
-            Ok(ev) => {
-                let kind = ev.kind.clone().flatten();
-                match kind.as_deref() {
-                    Some(kind) => self.dispatch(kind, ev, trimmed, out),
-                    None => self.unknown(out, "untyped", trimmed),
-                }
+        let kind = match serde_json::from_str::<KindOnly<'_>>(trimmed) {
+            Ok(k) => k.kind,
+            Err(err) => return self.recover(line_no, line, trimmed, &err, out),
+        };
+        match kind {
+            Some(kind) => match self.read_event(&kind, trimmed, trimmed, false, out) {
+                Ok(_) => Ok(()),
+                Err(err) => self.recover(line_no, line, trimmed, &err, out),
+            },
+            None => {
+                self.unknown(out, "untyped", trimmed);
                 Ok(())
             }
-            Err(err) => self.recover(line_no, line, trimmed, &err, out),
         }
     }
 

@@ -1,9 +1,10 @@
 //! Serde views of what `gemini` prints, borrowed from the line and limited to the fields the
 //! decoder reads (serde skips the rest, e.g. every `timestamp`).
 //!
-//! stream-json (`-o stream-json`, one event per line) is read through one flat struct rather
-//! than a tagged enum: a tagged enum would buffer each line into serde's `Content` before
-//! dispatching, a flat struct reads every field straight out of the line in one pass.
+//! stream-json (`-o stream-json`, one event per line) is read through one small struct per
+//! kind rather than a tagged enum: a tagged enum would buffer each line into serde's
+//! `Content` before dispatching; the kind is known before parsing (see the decoder), so each
+//! struct reads its fields straight out of the line in one pass.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -33,48 +34,121 @@ impl Str<'_> {
     }
 }
 
-/// One stream-json event: `init`, `message`, `tool_use`, `tool_result`, `error`, `result`.
+// stream-json events, one struct per kind: the decoder knows the kind before it parses
+// (gemini prints `type` first, see `framing::split_fixed_prefix`; otherwise [`KindOnly`]
+// reads it), so each line is read into a small struct with only that kind's fields. One flat
+// struct for all kinds was several times the size of a line, and moving it cost more than
+// reading the line.
+//
+// `type` in each: absent on the fast path (the prefix was split off; a `type` there is a
+// duplicate key, which the general path reports), the event's own kind otherwise.
+
+/// `init`: the session.
 #[derive(Debug, Deserialize)]
-pub struct StreamEvent<'a> {
-    /// Outer `None`: the key is absent (the fast path read it already, see
-    /// `decode::split_fixed_prefix`); `Some(None)`: present but `null`.
-    #[serde(rename = "type", default, borrow, deserialize_with = "present")]
-    pub kind: Option<Option<Str<'a>>>,
-    // init
+pub struct InitEvent<'a> {
+    #[serde(rename = "type", default)]
+    pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub session_id: Option<Str<'a>>,
     #[serde(default, borrow)]
     pub model: Option<Str<'a>>,
-    // message
+}
+
+/// `message`: user echo or assistant text (whole, or a `delta` piece).
+#[derive(Debug, Deserialize)]
+pub struct MessageEvent<'a> {
+    #[serde(rename = "type", default)]
+    pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub role: Option<Str<'a>>,
     #[serde(default, borrow)]
     pub content: Option<Str<'a>>,
     #[serde(default)]
     pub delta: Option<bool>,
-    // tool_use / tool_result
+}
+
+/// `tool_use`: a call, its parameters kept raw (they become the call's input verbatim).
+#[derive(Debug, Deserialize)]
+pub struct ToolUseEvent<'a> {
+    #[serde(rename = "type", default)]
+    pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub tool_name: Option<Str<'a>>,
     #[serde(default, borrow)]
     pub tool_id: Option<Str<'a>>,
     #[serde(default, borrow)]
     pub parameters: Option<&'a RawValue>,
+}
+
+/// `tool_result`: a call's outcome.
+#[derive(Debug, Deserialize)]
+pub struct ToolResultEvent<'a> {
+    #[serde(rename = "type", default)]
+    pub kind: Option<serde::de::IgnoredAny>,
+    #[serde(default, borrow)]
+    pub tool_id: Option<Str<'a>>,
     #[serde(default, borrow)]
     pub status: Option<Str<'a>>,
     #[serde(default, borrow)]
     pub output: Option<Str<'a>>,
-    // tool_result / result
     #[serde(default, borrow)]
     pub error: Option<ErrorInfo<'a>>,
-    // error
+}
+
+/// `error`: a warning or an error the CLI reported mid-run.
+#[derive(Debug, Deserialize)]
+pub struct ErrorEvent<'a> {
+    #[serde(rename = "type", default)]
+    pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub severity: Option<Str<'a>>,
     #[serde(default, borrow)]
     pub message: Option<Str<'a>>,
-    // result
+}
+
+/// `result`: the end-of-run report.
+#[derive(Debug, Deserialize)]
+pub struct ResultEvent<'a> {
+    #[serde(rename = "type", default)]
+    pub kind: Option<serde::de::IgnoredAny>,
+    #[serde(default, borrow)]
+    pub status: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    pub error: Option<ErrorInfo<'a>>,
     #[serde(default, borrow)]
     pub stats: Option<StreamStats<'a>>,
 }
+
+/// Any other object with a `type`: read for its syntax only (it is kept raw).
+#[derive(Debug, Deserialize)]
+pub struct OtherEvent {
+    #[serde(rename = "type", default)]
+    pub kind: Option<serde::de::IgnoredAny>,
+}
+
+/// Whether an event struct saw a `type` key.
+pub trait Typed {
+    fn has_type(&self) -> bool;
+}
+
+macro_rules! typed {
+    ($($ty:ty),*) => {
+        $(impl Typed for $ty {
+            fn has_type(&self) -> bool {
+                self.kind.is_some()
+            }
+        })*
+    };
+}
+typed!(
+    InitEvent<'_>,
+    MessageEvent<'_>,
+    ToolUseEvent<'_>,
+    ToolResultEvent<'_>,
+    ErrorEvent<'_>,
+    ResultEvent<'_>,
+    OtherEvent
+);
 
 /// `error` of a `tool_result` or `result`: `{type, message}`.
 #[derive(Debug, Deserialize)]
@@ -109,15 +183,6 @@ pub struct ModelsMap<'a>(
     #[serde(borrow, deserialize_with = "borrowed_entries")]
     pub  Vec<(Cow<'a, str>, StreamModelStats)>,
 );
-
-/// Marks a field as present, whatever its value (`null` included).
-fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
 
 /// A map key borrowed from the line when it has no escapes.
 #[derive(Deserialize)]
