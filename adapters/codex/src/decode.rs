@@ -9,8 +9,12 @@ use forge_domain::{
 };
 use forge_ports::{Decoder, ProcessExit, ProviderSettings, ResultPieces};
 
+use crate::items::{InputFields, ToolItem, tool_input};
 use crate::retry::parse_reconnect;
-use crate::wire::{Line, WireUsage};
+use crate::wire::{
+    CommandItem, ErrorLine, FileChangeItem, ItemLine, ItemOf, Line, Message, MessageItem,
+    ThreadStarted, TurnCompleted, TurnFailed, Untyped, WireUsage, leading_item_type, leading_type,
+};
 
 /// Decoder for one run.
 #[derive(Debug)]
@@ -86,6 +90,7 @@ impl CodexDecoder {
         }
     }
 
+    /// A line read by the general path (any key order): dispatch on its `type`.
     fn on_line(&mut self, line: Line<'_>, raw: &str, out: &mut Vec<AgentEvent>) {
         let Some(kind) = line.kind.as_deref() else {
             // The legacy `{"id","msg"}` protocol (codex before ≈0.44) or a stray object.
@@ -96,34 +101,144 @@ impl CodexDecoder {
             "thread.started" => self.on_thread_started(line.thread_id.as_deref(), out),
             "turn.started" => self.turns += 1,
             "turn.completed" => self.on_turn_completed(line.usage.unwrap_or_default(), out),
-            "turn.failed" => {
-                let message = line
-                    .error
-                    .and_then(|e| e.message)
-                    .map(|m| m.into_owned())
-                    .or_else(|| self.last_error.clone())
-                    .unwrap_or_else(|| "turn failed".to_owned());
-                self.on_turn_failed(message, out);
-            }
-            "error" => {
-                let message = line.message.as_deref().unwrap_or("unknown error");
-                match parse_reconnect(message) {
-                    Some(retry) => self.emit(retry, out),
-                    None => {
-                        self.last_error = Some(message.to_owned());
-                        let ev = AgentEvent::Error {
-                            message: message.to_owned(),
-                            code: None,
-                        };
-                        self.emit(ev, out);
-                    }
-                }
-            }
+            "turn.failed" => self.on_turn_failed_line(line.error, out),
+            "error" => self.on_error_line(line.message.as_deref(), out),
             "item.started" | "item.updated" | "item.completed" => match line.item {
                 Some(item) => self.on_item(kind, item, raw, out),
                 None => self.emit(unknown(kind, raw), out),
             },
             other => self.emit(unknown(other, raw), out),
+        }
+    }
+
+    /// The fast path: a line that starts `{"type":"<kind>"` (as Codex prints every event) is
+    /// read into a small struct holding only that kind's fields. `Err` (broken JSON, a
+    /// field of another type, a repeated key) hands the line to the general path, which
+    /// reports it exactly as it would without this one.
+    fn read_kind(
+        &mut self,
+        kind: &str,
+        json: &str,
+        out: &mut Vec<AgentEvent>,
+    ) -> Result<(), serde_json::Error> {
+        match kind {
+            "thread.started" => {
+                let line: ThreadStarted<'_> = serde_json::from_str(json)?;
+                self.on_thread_started(line.thread_id.as_deref(), out);
+            }
+            "turn.completed" => {
+                let line: TurnCompleted = serde_json::from_str(json)?;
+                self.on_turn_completed(line.usage.unwrap_or_default(), out);
+            }
+            "turn.failed" => {
+                let line: TurnFailed<'_> = serde_json::from_str(json)?;
+                self.on_turn_failed_line(line.error, out);
+            }
+            "error" => {
+                let line: ErrorLine<'_> = serde_json::from_str(json)?;
+                self.on_error_line(line.message.as_deref(), out);
+            }
+            "item.started" | "item.updated" | "item.completed" => {
+                self.read_item(kind, json, out)?;
+            }
+            other => {
+                // Syntax only: `turn.started`, and kinds kept raw.
+                serde_json::from_str::<Untyped>(json)?;
+                match other {
+                    "turn.started" => self.turns += 1,
+                    other => self.emit(unknown(other, json), out),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An `item.*` line on the fast path: the common item types are read into their own
+    /// small structs, the rest into the general [`crate::wire::Item`].
+    fn read_item(
+        &mut self,
+        phase: &str,
+        json: &str,
+        out: &mut Vec<AgentEvent>,
+    ) -> Result<(), serde_json::Error> {
+        let completed = phase == "item.completed";
+        match leading_item_type(json) {
+            Some(kind @ ("agent_message" | "reasoning")) => {
+                let line: ItemOf<MessageItem<'_>> = serde_json::from_str(json)?;
+                if let Some(item) = line.item {
+                    self.on_message_item(kind, completed, item.text, out);
+                }
+            }
+            Some(kind @ "command_execution") => {
+                let line: ItemOf<CommandItem<'_>> = serde_json::from_str(json)?;
+                if let Some(item) = line.item {
+                    let input = InputFields {
+                        command: item.command,
+                        ..InputFields::default()
+                    };
+                    let tool = ToolItem {
+                        id: item.id,
+                        status: item.status,
+                        exit_code: item.exit_code,
+                        output: item.aggregated_output,
+                        error: None,
+                        result: None,
+                        changes: None,
+                    };
+                    self.on_tool_item(kind, completed, tool, || tool_input(kind, &input), out);
+                }
+            }
+            Some(kind @ "file_change") => {
+                let line: ItemOf<FileChangeItem<'_>> = serde_json::from_str(json)?;
+                if let Some(item) = line.item {
+                    let input = InputFields {
+                        changes: item.changes,
+                        ..InputFields::default()
+                    };
+                    let tool = ToolItem {
+                        id: item.id,
+                        status: item.status,
+                        exit_code: None,
+                        output: None,
+                        error: None,
+                        result: None,
+                        changes: item.changes,
+                    };
+                    self.on_tool_item(kind, completed, tool, || tool_input(kind, &input), out);
+                }
+            }
+            _ => {
+                let line: ItemLine<'_> = serde_json::from_str(json)?;
+                match line.item {
+                    Some(item) => self.on_item(phase, item, json, out),
+                    None => self.emit(unknown(phase, json), out),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn on_turn_failed_line(&mut self, error: Option<Message<'_>>, out: &mut Vec<AgentEvent>) {
+        let message = error
+            .and_then(|e| e.message)
+            .map(|m| m.into_owned())
+            .or_else(|| self.last_error.clone())
+            .unwrap_or_else(|| "turn failed".to_owned());
+        self.on_turn_failed(message, out);
+    }
+
+    fn on_error_line(&mut self, message: Option<&str>, out: &mut Vec<AgentEvent>) {
+        let message = message.unwrap_or("unknown error");
+        match parse_reconnect(message) {
+            Some(retry) => self.emit(retry, out),
+            None => {
+                self.last_error = Some(message.to_owned());
+                let ev = AgentEvent::Error {
+                    message: message.to_owned(),
+                    code: None,
+                };
+                self.emit(ev, out);
+            }
         }
     }
 
@@ -205,17 +320,26 @@ impl Decoder for CodexDecoder {
         line: &str,
         out: &mut Vec<AgentEvent>,
     ) -> Result<(), ForgeError> {
-        let line = line.strip_suffix('\r').unwrap_or(line);
+        // Only the start is looked at before parsing (the parser skips a trailing `\r`):
+        // reading the last byte first would fetch a long line's far end out of order.
+        // Paths that keep the text strip the `\r` themselves.
         let trimmed = line.trim_start();
         match trimmed.as_bytes().first() {
             None => Ok(()),
-            Some(b'{') => match serde_json::from_str::<Line<'_>>(trimmed) {
-                Ok(parsed) => {
-                    self.on_line(parsed, trimmed, out);
-                    Ok(())
+            Some(b'{') => {
+                if let Some(kind) = leading_type(trimmed) {
+                    if self.read_kind(kind, trimmed, out).is_ok() {
+                        return Ok(());
+                    }
                 }
-                Err(e) => Err(self.unreadable(line_no, line, trimmed, &e, out)),
-            },
+                match serde_json::from_str::<Line<'_>>(trimmed) {
+                    Ok(parsed) => {
+                        self.on_line(parsed, trimmed, out);
+                        Ok(())
+                    }
+                    Err(e) => Err(self.unreadable(line_no, line, trimmed, &e, out)),
+                }
+            }
             Some(b'[') => match serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
                 Ok(_) => {
                     self.emit(unknown("array", trimmed), out);
@@ -227,7 +351,7 @@ impl Decoder for CodexDecoder {
             Some(_) => {
                 self.emit(
                     AgentEvent::Unparsed {
-                        raw: line.to_owned(),
+                        raw: without_cr(line).to_owned(),
                     },
                     out,
                 );
@@ -252,6 +376,8 @@ impl CodexDecoder {
         err: &serde_json::Error,
         out: &mut Vec<AgentEvent>,
     ) -> ForgeError {
+        let line = without_cr(line);
+        let trimmed = without_cr(trimmed);
         if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
             let kind = serde_json::from_str::<TypeOnly<'_>>(trimmed)
                 .ok()
@@ -267,6 +393,10 @@ impl CodexDecoder {
         }
         ForgeError::parsing(line_no, line, err)
     }
+}
+
+fn without_cr(line: &str) -> &str {
+    line.strip_suffix('\r').unwrap_or(line)
 }
 
 #[derive(serde::Deserialize)]

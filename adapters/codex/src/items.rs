@@ -13,6 +13,22 @@ use crate::decode::{CodexDecoder, unknown, warning};
 use crate::tools::tool_kind;
 use crate::wire::{Change, Item, McpResult, Text};
 
+/// What a tool-like item says about its call, whichever struct it was read into.
+pub(crate) struct ToolItem<'a> {
+    pub id: Option<Text<'a>>,
+    /// `in_progress | completed | failed | declined`.
+    pub status: Option<Text<'a>>,
+    pub exit_code: Option<i64>,
+    /// `command_execution.aggregated_output`.
+    pub output: Option<Text<'a>>,
+    /// `mcp_tool_call.error.message`.
+    pub error: Option<Text<'a>>,
+    /// `mcp_tool_call.result`.
+    pub result: Option<&'a RawValue>,
+    /// `file_change.changes`.
+    pub changes: Option<&'a RawValue>,
+}
+
 impl CodexDecoder {
     pub(crate) fn on_item(
         &mut self,
@@ -25,24 +41,7 @@ impl CodexDecoder {
         let kind_text = item.kind.take();
         let kind = kind_text.as_deref().unwrap_or("untyped");
         match kind {
-            "agent_message" => {
-                if let (true, Some(text)) = (completed, item.text) {
-                    let ev = AgentEvent::Text {
-                        text: text.into_owned(),
-                        delta: false,
-                    };
-                    self.emit(ev, out);
-                }
-            }
-            "reasoning" => {
-                if let (true, Some(text)) = (completed, item.text.filter(|t| !t.is_empty())) {
-                    let ev = AgentEvent::Thinking {
-                        text: text.into_owned(),
-                        delta: false,
-                    };
-                    self.emit(ev, out);
-                }
-            }
+            "agent_message" | "reasoning" => self.on_message_item(kind, completed, item.text, out),
             // Non-fatal notices: config warnings, deprecations, model fallback metadata.
             "error" => {
                 if let (true, Some(message)) = (completed, item.message) {
@@ -52,16 +51,63 @@ impl CodexDecoder {
                     self.emit(warning(message.into_owned()), out);
                 }
             }
-            _ if tool_kind(kind).is_some() => self.on_tool_item(kind, completed, item, out),
+            _ if tool_kind(kind).is_some() => {
+                let input = InputFields {
+                    command: item.command,
+                    changes: item.changes,
+                    server: item.server,
+                    tool: item.tool,
+                    arguments: item.arguments,
+                    query: item.query,
+                    action: item.action,
+                };
+                let tool = ToolItem {
+                    id: item.id,
+                    status: item.status,
+                    exit_code: item.exit_code,
+                    output: item.aggregated_output,
+                    error: item.error.and_then(|e| e.message),
+                    result: item.result,
+                    changes: item.changes,
+                };
+                self.on_tool_item(kind, completed, tool, || tool_input(kind, &input), out);
+            }
             other => self.emit(unknown(&format!("item/{other}"), raw), out),
         }
     }
 
-    fn on_tool_item(
+    /// `agent_message` and `reasoning`: whole text on `item.completed`.
+    pub(crate) fn on_message_item(
         &mut self,
         kind: &str,
         completed: bool,
-        mut item: Item<'_>,
+        text: Option<Text<'_>>,
+        out: &mut Vec<AgentEvent>,
+    ) {
+        let Some(text) = text.filter(|_| completed) else {
+            return;
+        };
+        let ev = match kind {
+            "agent_message" => AgentEvent::Text {
+                text: text.into_owned(),
+                delta: false,
+            },
+            _ if text.is_empty() => return,
+            _ => AgentEvent::Thinking {
+                text: text.into_owned(),
+                delta: false,
+            },
+        };
+        self.emit(ev, out);
+    }
+
+    /// A tool-like item: `input` builds the call's input when a start is emitted.
+    pub(crate) fn on_tool_item(
+        &mut self,
+        kind: &str,
+        completed: bool,
+        mut item: ToolItem<'_>,
+        input: impl FnOnce() -> RawJson,
         out: &mut Vec<AgentEvent>,
     ) {
         let tool = tool_kind(kind).unwrap_or(forge_domain::ToolKind::Other);
@@ -79,7 +125,7 @@ impl CodexDecoder {
                 call_id: call_id.clone(),
                 kind: tool,
                 name: kind.to_owned(),
-                input: tool_input(kind, &item),
+                input: input(),
             };
             self.emit(ev, out);
             if !completed {
@@ -98,10 +144,10 @@ impl CodexDecoder {
         let exit_code = item.exit_code.and_then(|c| i32::try_from(c).ok());
         let (output, is_error) = match kind {
             "command_execution" => (
-                item.aggregated_output.take().map(Text::into_owned),
+                item.output.take().map(Text::into_owned),
                 failed || exit_code.is_some_and(|c| c != 0),
             ),
-            "mcp_tool_call" => match item.error.as_ref().and_then(|e| e.message.as_deref()) {
+            "mcp_tool_call" => match item.error.as_deref() {
                 Some(message) => (Some(message.to_owned()), true),
                 None => (item.result.map(mcp_output), failed),
             },
@@ -141,9 +187,21 @@ impl CodexDecoder {
     }
 }
 
+/// The parts of a tool-like item that make up its call's input.
+#[derive(Default)]
+pub(crate) struct InputFields<'a> {
+    pub command: Option<Text<'a>>,
+    pub changes: Option<&'a RawValue>,
+    pub server: Option<Text<'a>>,
+    pub tool: Option<Text<'a>>,
+    pub arguments: Option<&'a RawValue>,
+    pub query: Option<Text<'a>>,
+    pub action: Option<&'a RawValue>,
+}
+
 /// The tool call's input: what the item says the agent asked for, written as JSON straight
 /// from the borrowed fields (nested parts verbatim). Keys in sorted order, as before.
-fn tool_input(kind: &str, item: &Item<'_>) -> RawJson {
+pub(crate) fn tool_input(kind: &str, item: &InputFields<'_>) -> RawJson {
     #[derive(Serialize)]
     struct Command<'a> {
         command: Option<&'a str>,

@@ -76,6 +76,146 @@ pub struct Line<'a> {
     pub item: Option<Item<'a>>,
 }
 
+/// The kind of a line that starts `{"type":"<kind>"` (Codex serialises the tag first);
+/// `None` for anything else, which takes the general path ([`Line`]).
+pub fn leading_type(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("{\"type\":\"")?;
+    Some(&rest[..plain_string_end(rest)?])
+}
+
+/// The item type of an `item.*` line that starts
+/// `{"type":"item.…","item":{"id":"<id>","type":"<item type>"` (Codex's field order).
+pub fn leading_item_type(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("{\"type\":\"")?;
+    let rest = rest[plain_string_end(rest)?..].strip_prefix("\",\"item\":{\"id\":\"")?;
+    let rest = rest[plain_string_end(rest)?..].strip_prefix("\",\"type\":\"")?;
+    Some(&rest[..plain_string_end(rest)?])
+}
+
+/// Where the JSON string whose text starts `s` ends (its closing `"`); `None` when an
+/// escape comes first (the plain search would be wrong) or there is no end. The strings
+/// here (kinds, ids) are a few plain bytes.
+fn plain_string_end(s: &str) -> Option<usize> {
+    let end = s.bytes().position(|b| b == b'"' || b == b'\\')?;
+    (s.as_bytes()[end] == b'"').then_some(end)
+}
+
+// The fast path's line shapes, one per kind (and per item type for the common items): each
+// holds only the fields its kind needs, so a line is read into a struct a fraction of
+// [`Line`]'s size (moving `Line`, with an `Item` inside, cost more than reading most lines).
+// Each also names `type`, unread (`_type`), so a repeated `type` key fails here as it does
+// in `Line`.
+
+/// `type`, present and unread.
+type Tag = Option<de::IgnoredAny>;
+
+/// `thread.started`.
+#[derive(Debug, Deserialize)]
+pub struct ThreadStarted<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    #[serde(borrow, default)]
+    pub thread_id: Option<Text<'a>>,
+}
+
+/// `turn.completed`.
+#[derive(Debug, Deserialize)]
+pub struct TurnCompleted {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+}
+
+/// `turn.failed`.
+#[derive(Debug, Deserialize)]
+pub struct TurnFailed<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    #[serde(borrow, default)]
+    pub error: Option<Message<'a>>,
+}
+
+/// Top-level `error`.
+#[derive(Debug, Deserialize)]
+pub struct ErrorLine<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    #[serde(borrow, default)]
+    pub message: Option<Text<'a>>,
+}
+
+/// `item.started|updated|completed`.
+#[derive(Debug, Deserialize)]
+pub struct ItemLine<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    #[serde(borrow, default)]
+    pub item: Option<Item<'a>>,
+}
+
+/// Any object, read for its syntax only.
+#[derive(Debug, Deserialize)]
+pub struct Untyped {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+}
+
+/// An `item.*` line whose item type the fast path read from the prefix.
+#[derive(Debug, Deserialize)]
+pub struct ItemOf<T> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    #[serde(default = "none")]
+    pub item: Option<T>,
+}
+
+fn none<T>() -> Option<T> {
+    None
+}
+
+/// An `agent_message` or `reasoning` item.
+#[derive(Debug, Deserialize)]
+pub struct MessageItem<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    /// Read for its type (a string) only, as in [`Item`].
+    #[serde(rename = "id", borrow, default)]
+    pub _id: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    pub text: Option<Text<'a>>,
+}
+
+/// A `command_execution` item.
+#[derive(Debug, Deserialize)]
+pub struct CommandItem<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    #[serde(borrow, default)]
+    pub id: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    pub command: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    pub aggregated_output: Option<Text<'a>>,
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    #[serde(borrow, default)]
+    pub status: Option<Text<'a>>,
+}
+
+/// A `file_change` item.
+#[derive(Debug, Deserialize)]
+pub struct FileChangeItem<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    #[serde(borrow, default)]
+    pub id: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    pub changes: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub status: Option<Text<'a>>,
+}
+
 #[derive(Debug, Default, Deserialize, Clone, Copy, PartialEq, Eq)]
 pub struct WireUsage {
     #[serde(default)]

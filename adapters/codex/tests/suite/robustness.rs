@@ -171,3 +171,82 @@ fn the_decoder_goes_on_after_a_bad_line() {
     assert_eq!(pieces.content, "done");
     assert_eq!(pieces.metadata.session_id.unwrap().as_str(), "t1");
 }
+
+/// Codex prints `type` first (and an item's `id`, `type` first); the decoder reads such lines
+/// through small per-kind structs. The same lines with their keys in another order take the
+/// general path: both must give the same events and the same errors.
+#[test]
+fn the_fast_path_agrees_with_the_general_path() {
+    let mut lines: Vec<String> = forge_testkit::fixtures::transcripts("codex")
+        .iter()
+        .flat_map(|t| t.stdout.lines().map(str::to_owned).collect::<Vec<_>>())
+        .collect();
+    lines.extend(
+        [
+            r#"{"type":"item.started","item":{"id":"m1","type":"mcp_tool_call","server":"s","tool":"t","arguments":{"b":1,"a":[2]},"status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"m1","type":"mcp_tool_call","server":"s","tool":"t","arguments":{"b":1,"a":[2]},"result":{"content":[{"type":"text","text":"ok"}]},"status":"completed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"w1","type":"web_search","query":"q","action":{"type":"search"}}}"#,
+            r#"{"type":"item.completed","item":{"id":"r1","type":"reasoning","text":""}}"#,
+            r#"{"type":"item.completed","item":{"id":"e1","type":"error","message":"Model metadata for `m` not found."}}"#,
+            r#"{"type":"item.completed","item":{"id":"c9","type":"command_execution","command":"false","aggregated_output":"","exit_code":1,"status":"failed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"i","type":"command_execution","exit_code":"three"}}"#,
+            r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":7}}"#,
+            r#"{"type":"turn.failed","error":{"message":"boom"}}"#,
+            r#"{"type":"error","message":"Reconnecting... 2/5"}"#,
+            r#"{"type":"thread.started","thread_id":"has space"}"#,
+        ]
+        .map(str::to_owned),
+    );
+    // Keys sorted (serde_json's map order): `type` after `item`, `id` after most item fields.
+    let reordered: Vec<String> = lines
+        .iter()
+        .map(|l| match serde_json::from_str::<serde_json::Value>(l) {
+            Ok(v) => v.to_string(),
+            Err(_) => l.clone(),
+        })
+        .collect();
+    let decode = |lines: &[String]| {
+        let provider = CodexProvider::new(settings());
+        let mut dec = provider.decoder(&request("p"));
+        let mut out = Vec::new();
+        let errors: Vec<u64> = lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| dec.decode_line(i as u64 + 1, l, &mut out).err())
+            .map(|e| match e {
+                ForgeError::Parsing { line, .. } => line,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // Raw JSON (inputs, unknown lines) compared as values: key order differs by design.
+        let events: Vec<serde_json::Value> = out
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect();
+        (events, errors)
+    };
+    let (fast, fast_errors) = decode(&lines);
+    let (general, general_errors) = decode(&reordered);
+    assert_eq!(fast_errors, general_errors);
+    assert_eq!(fast.len(), general.len());
+    for (a, b) in fast.iter().zip(&general) {
+        assert_eq!(a, b);
+    }
+
+    // A repeated key (which a reordering through a map would drop) is an error either way.
+    let repeated = [
+        (
+            r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"a","type":"reasoning"}}"#,
+            "unknown:unreadable/item.completed",
+        ),
+        (
+            r#"{"type":"turn.started","type":"turn.completed"}"#,
+            "unknown:unreadable/",
+        ),
+    ];
+    for (text, want) in repeated {
+        let (events, err) = line(text);
+        assert!(err.is_some(), "{text}");
+        assert_eq!(kinds(&events), [want], "{text}");
+    }
+}
