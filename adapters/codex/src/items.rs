@@ -111,7 +111,7 @@ impl CodexDecoder {
         out: &mut Vec<AgentEvent>,
     ) {
         let tool = tool_kind(kind).unwrap_or(forge_domain::ToolKind::Other);
-        let call_id = match item.id.take() {
+        let mut call_id = match item.id.take() {
             Some(id) => id.into_owned(),
             None => format!("{kind}_{}", self.acc.tool_calls.len()),
         };
@@ -121,8 +121,14 @@ impl CodexDecoder {
             .iter()
             .position(|&at| calls.get(at).is_some_and(|c| c.id == call_id));
         if open.is_none() {
+            // A start-only line needs the id once: moved, not copied.
+            let id = if completed {
+                call_id.clone()
+            } else {
+                std::mem::take(&mut call_id)
+            };
             let ev = AgentEvent::ToolCallStarted {
-                call_id: call_id.clone(),
+                call_id: id,
                 kind: tool,
                 name: kind.to_owned(),
                 input: input(),
