@@ -1,4 +1,4 @@
+mod faults;
 mod harness;
 mod run;
 mod stream_cancel;
-mod faults;

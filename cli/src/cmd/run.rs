@@ -39,7 +39,11 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     request.disallowed_tools = args.disallowed_tools;
     request.append_system_prompt = args.append_system_prompt;
 
-    request.mode = if live { ExecutionMode::Stream } else { ExecutionMode::Run };
+    request.mode = if live {
+        ExecutionMode::Stream
+    } else {
+        ExecutionMode::Run
+    };
     let mut handle = agent.start(request);
     let watcher = signals::watch(handle.canceller(), false)?;
     let stdout = std::io::stdout();
