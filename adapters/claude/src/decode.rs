@@ -11,7 +11,10 @@ use serde_json::value::RawValue;
 use crate::result::{self, ResultReport};
 use crate::tools;
 use crate::wire::lenient::Str;
-use crate::wire::{Block, Content, KindOnly, Line, MessageField, WireUsage, WriteTarget};
+use crate::wire::{
+    AssistantLine, Block, Content, KindOnly, MessageField, ResultLine, StreamLine, SystemLine,
+    TypeOnly, UserLine, WireUsage, WriteTarget, leading_type,
+};
 
 /// What the decoder remembers about a started tool call until its result arrives. Its id,
 /// kind and name are in the accumulator's call list already: kept by index, not copied.
@@ -87,21 +90,49 @@ impl ClaudeDecoder {
             );
             return Ok(());
         }
-        let line: Line<'_> = match serde_json::from_str(json) {
-            Ok(line) => line,
-            Err(err) => return Err(self.unreadable(line_no, json, &err, out)),
+        let read = match leading_type(json) {
+            Some(kind) => self.read_kind(kind, json, out),
+            // `result` prints its `type` late; any other kind without the prefix is re-read.
+            None => match serde_json::from_str::<ResultLine<'_>>(json) {
+                Ok(line) => match line.kind.as_deref() {
+                    Some("result") => {
+                        self.result(line, out);
+                        Ok(())
+                    }
+                    Some(kind) => {
+                        let kind = kind.to_owned();
+                        self.read_kind(&kind, json, out)
+                    }
+                    None => {
+                        self.unknown("untyped".to_owned(), json, out);
+                        Ok(())
+                    }
+                },
+                Err(err) => Err(err),
+            },
         };
-        match line.kind.as_deref() {
-            Some("system") => self.system(line, json, out),
-            Some("assistant") => self.assistant(line, json, out),
-            Some("user") => self.user(line, json, out),
-            Some("stream_event") => self.stream_event(line, out),
-            Some("result") => self.result(line, out),
-            Some(other) => {
-                let kind = other.to_owned();
-                self.unknown(kind, json, out);
+        read.map_err(|err| self.unreadable(line_no, json, &err, out))
+    }
+
+    /// Reads a line of a known kind into its own struct and handles it. `Err` only when the
+    /// line does not parse (nothing was emitted then).
+    fn read_kind(
+        &mut self,
+        kind: &str,
+        json: &str,
+        out: &mut Vec<AgentEvent>,
+    ) -> Result<(), serde_json::Error> {
+        match kind {
+            "system" => self.system(serde_json::from_str(json)?, json, out),
+            "assistant" => self.assistant(serde_json::from_str(json)?, json, out),
+            "user" => self.user(serde_json::from_str(json)?, json, out),
+            "stream_event" => self.stream_event(serde_json::from_str(json)?, out),
+            "result" => self.result(serde_json::from_str(json)?, out),
+            other => {
+                // Syntax only (and a repeated `type`): the line is kept raw.
+                serde_json::from_str::<TypeOnly>(json)?;
+                self.unknown(other.to_owned(), json, out);
             }
-            None => self.unknown("untyped".to_owned(), json, out),
         }
         Ok(())
     }
@@ -134,7 +165,7 @@ impl ClaudeDecoder {
         }
     }
 
-    fn system(&mut self, mut line: Line<'_>, json: &str, out: &mut Vec<AgentEvent>) {
+    fn system(&mut self, mut line: SystemLine<'_>, json: &str, out: &mut Vec<AgentEvent>) {
         match line.subtype.as_deref() {
             Some("init") => {
                 let Some(session_id) = line
@@ -192,7 +223,7 @@ impl ClaudeDecoder {
         }
     }
 
-    fn assistant(&mut self, mut line: Line<'_>, json: &str, out: &mut Vec<AgentEvent>) {
+    fn assistant(&mut self, mut line: AssistantLine<'_>, json: &str, out: &mut Vec<AgentEvent>) {
         let MessageField::Object(message) = line.message else {
             return self.unknown("assistant".to_owned(), json, out);
         };
@@ -285,7 +316,7 @@ impl ClaudeDecoder {
             .position(|p| calls.get(p.at).is_some_and(|c| c.id == call_id))
     }
 
-    fn user(&mut self, line: Line<'_>, json: &str, out: &mut Vec<AgentEvent>) {
+    fn user(&mut self, line: UserLine<'_>, json: &str, out: &mut Vec<AgentEvent>) {
         let MessageField::Object(message) = line.message else {
             return self.unknown("user".to_owned(), json, out);
         };
@@ -347,7 +378,7 @@ impl ClaudeDecoder {
         }
     }
 
-    fn stream_event(&mut self, line: Line<'_>, out: &mut Vec<AgentEvent>) {
+    fn stream_event(&mut self, line: StreamLine<'_>, out: &mut Vec<AgentEvent>) {
         let Some(event) = line.event.0 else { return };
         if !event.kind.is("content_block_delta") {
             return;
@@ -372,7 +403,7 @@ impl ClaudeDecoder {
         }
     }
 
-    fn result(&mut self, mut line: Line<'_>, out: &mut Vec<AgentEvent>) {
+    fn result(&mut self, mut line: ResultLine<'_>, out: &mut Vec<AgentEvent>) {
         let subtype = line.subtype.take().unwrap_or_default();
         let error_subtype = subtype.starts_with("error");
         let is_error = line.is_error.is_true() || error_subtype;

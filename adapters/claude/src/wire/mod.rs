@@ -1,8 +1,10 @@
 //! The Claude Code stream-json wire format, as far as forge reads it.
 //!
-//! One flat [`Line`] covers every top-level message kind: the CLI prints `"type"` anywhere
-//! in the object (last, in `result`), so dispatching first would mean a second pass. Fields
-//! are borrowed from the line and lenient (see [`lenient`]); everything not named here is
+//! One struct per top-level message kind. The CLI prints `"type"` first in every kind but
+//! `result` (late there), so the kind is read off the line's start ([`leading_type`]) and
+//! the line parsed once into its kind's struct; a line without that prefix is read as a
+//! [`ResultLine`] (one pass for results) and re-read only if it is another kind. Fields are
+//! borrowed from the line and lenient (see [`lenient`]); everything not named here is
 //! skipped by serde without being built.
 
 pub mod lenient;
@@ -15,20 +17,35 @@ use serde_json::value::RawValue;
 
 use lenient::{Bool, F64, Leaf, List, Obj, Str, U64, deserialize_leaf};
 
-/// One stdout line (or one element of a `--output-format json --verbose` array).
-///
-/// Defaults are per field, not `#[serde(default)]` on the struct: that form builds (and
-/// drops) a whole default `Line` for every line parsed.
+/// Where a line's kind is: `{"type":"<kind>"` at the start (every kind but `result`, as the
+/// CLI prints them), else `None` and the line is read as a [`ResultLine`] first.
+pub fn leading_type(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("{\"type\":\"")?;
+    // Kinds are a few plain bytes; an escape would make the `"` search wrong.
+    let end = rest.bytes().position(|b| b == b'"' || b == b'\\')?;
+    (rest.as_bytes()[end] == b'"').then(|| &rest[..end])
+}
+
+// One struct per line kind, each with only its kind's fields: a line is read into a struct
+// a fraction of the size of one covering every kind, with a few names to match each key
+// against instead of thirty. Defaults are per field, not `#[serde(default)]` on the struct:
+// that form builds (and drops) a whole default value for every line parsed. `_type` names
+// `type` unread, so a repeated `type` key fails the line as it always did.
+
+/// `type`, present and unread.
+type Tag = Option<serde::de::IgnoredAny>;
+
+/// `system`: `init`, `api_retry`, `permission_denied`, and subtypes kept raw.
 #[derive(Debug, Default, Deserialize)]
-pub struct Line<'a> {
-    #[serde(rename = "type", borrow, default)]
-    pub kind: Str<'a>,
+pub struct SystemLine<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
     #[serde(borrow, default)]
     pub subtype: Str<'a>,
     #[serde(borrow, default)]
     pub session_id: Str<'a>,
 
-    // system/init
+    // init
     #[serde(borrow, default)]
     pub model: Str<'a>,
     #[serde(borrow, default)]
@@ -38,7 +55,7 @@ pub struct Line<'a> {
     #[serde(borrow, default)]
     pub tools: List<Str<'a>>,
 
-    // system/api_retry
+    // api_retry
     #[serde(default)]
     pub attempt: U64,
     #[serde(default)]
@@ -47,27 +64,71 @@ pub struct Line<'a> {
     pub retry_delay_ms: U64,
     #[serde(default)]
     pub error_status: U64,
-    /// api_retry: error category; assistant: the synthetic message's error category.
+    /// The error category.
     #[serde(borrow, default)]
     pub error: Str<'a>,
 
-    // system/permission_denied
+    // permission_denied (`message` is a string there)
     #[serde(borrow, default)]
     pub tool_name: Str<'a>,
     #[serde(borrow, default)]
     pub decision_reason: Str<'a>,
+    #[serde(borrow, default)]
+    pub message: MessageField<'a>,
+}
 
-    // assistant / user (`message` is an object there, a string in permission_denied)
+/// `assistant`: a model message (text, thinking, tool_use blocks), or a synthetic API error.
+#[derive(Debug, Default, Deserialize)]
+pub struct AssistantLine<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+    #[serde(borrow, default)]
+    pub message: MessageField<'a>,
+    /// The synthetic message's error category.
+    #[serde(borrow, default)]
+    pub error: Str<'a>,
+    /// `connection_failed`, …
+    #[serde(borrow, default)]
+    pub api_error: Str<'a>,
+}
+
+/// `user`: tool results (or the echoed prompt).
+#[derive(Debug, Default, Deserialize)]
+pub struct UserLine<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
     #[serde(borrow, default)]
     pub message: MessageField<'a>,
     #[serde(borrow, default)]
     pub tool_use_result: Obj<ToolUseResult<'a>>,
+}
 
-    // stream_event
+/// `stream_event`: a raw Anthropic stream event (partial messages on).
+#[derive(Debug, Default, Deserialize)]
+pub struct StreamLine<'a> {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
     #[serde(borrow, default)]
     pub event: Obj<StreamEvent<'a>>,
+}
 
-    // result
+/// A line of a kind forge does not read: its syntax only (and a repeated `type`).
+#[derive(Debug, Default, Deserialize)]
+pub struct TypeOnly {
+    #[serde(rename = "type", default)]
+    pub _type: Tag,
+}
+
+/// `result`, which prints `type` late; also the first read of any line whose `type` is not
+/// at the start (its `kind` says what it is).
+#[derive(Debug, Default, Deserialize)]
+pub struct ResultLine<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Str<'a>,
+    #[serde(borrow, default)]
+    pub subtype: Str<'a>,
+    #[serde(borrow, default)]
+    pub session_id: Str<'a>,
     #[serde(default)]
     pub is_error: Bool,
     #[serde(borrow, default)]
@@ -88,7 +149,7 @@ pub struct Line<'a> {
     pub terminal_reason: Str<'a>,
     #[serde(default)]
     pub api_error_status: U64,
-    /// Top-level on results and synthetic messages: `connection_failed`, …
+    /// `connection_failed`, …
     #[serde(borrow, default)]
     pub api_error: Str<'a>,
     #[serde(borrow, default)]

@@ -227,3 +227,61 @@ fn a_multi_line_json_document_decodes_whole() {
     assert_eq!(pieces.content, "done");
     assert_eq!(pieces.metadata.session_id.unwrap().as_str(), "s-1");
 }
+
+/// The CLI prints `type` first in every kind but `result`; the decoder reads the kind off
+/// the line's start and parses the line into that kind's struct. The same lines with their
+/// keys in another order take the general path (read as a result first, then re-read):
+/// both must give the same events and the same errors.
+#[test]
+fn the_kind_prefix_path_agrees_with_the_general_path() {
+    let mut lines: Vec<String> = super::support::all_transcripts()
+        .iter()
+        .flat_map(|t| t.stdout.lines().map(str::to_owned).collect::<Vec<_>>())
+        .collect();
+    lines.extend(
+        [
+            r#"{"type":"system","subtype":"permission_denied","tool_name":"Bash","message":"no"}"#,
+            r#"{"type":"system","subtype":"brand_new","x":1}"#,
+            r#"{"type":"brand_new","x":{"y":[1]}}"#,
+            r#"{"type":"assistant","message":"not an object"}"#,
+            r#"{"type":"user","message":{"content":"echoed prompt"}}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}}"#,
+            r#"{"no_type":true}"#,
+        ]
+        .map(str::to_owned),
+    );
+    // Keys sorted (serde_json's map order): `type` is no longer first.
+    let reordered: Vec<String> = lines
+        .iter()
+        .map(|l| match serde_json::from_str::<serde_json::Value>(l) {
+            Ok(v) => v.to_string(),
+            Err(_) => l.clone(),
+        })
+        .collect();
+    let decode = |lines: &[String]| {
+        let mut decoder = provider().decoder(&request("p"));
+        let mut out = Vec::new();
+        let errors: Vec<u64> = lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| decoder.decode_line(i as u64 + 1, l, &mut out).err())
+            .map(|e| match e {
+                ForgeError::Parsing { line, .. } => line,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // Raw JSON (tool inputs, unknown lines) compared as values: key order differs.
+        let events: Vec<serde_json::Value> = out
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect();
+        (events, errors)
+    };
+    let (prefixed, prefixed_errors) = decode(&lines);
+    let (general, general_errors) = decode(&reordered);
+    assert_eq!(prefixed_errors, general_errors);
+    assert_eq!(prefixed.len(), general.len());
+    for (a, b) in prefixed.iter().zip(&general) {
+        assert_eq!(a, b);
+    }
+}
