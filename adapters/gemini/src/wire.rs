@@ -46,7 +46,7 @@ impl Str<'_> {
 /// `init`: the session.
 #[derive(Debug, Deserialize)]
 pub struct InitEvent<'a> {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "present")]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub session_id: Option<Str<'a>>,
@@ -57,7 +57,7 @@ pub struct InitEvent<'a> {
 /// `message`: user echo or assistant text (whole, or a `delta` piece).
 #[derive(Debug, Deserialize)]
 pub struct MessageEvent<'a> {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "present")]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub role: Option<Str<'a>>,
@@ -70,7 +70,7 @@ pub struct MessageEvent<'a> {
 /// `tool_use`: a call, its parameters kept raw (they become the call's input verbatim).
 #[derive(Debug, Deserialize)]
 pub struct ToolUseEvent<'a> {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "present")]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub tool_name: Option<Str<'a>>,
@@ -83,7 +83,7 @@ pub struct ToolUseEvent<'a> {
 /// `tool_result`: a call's outcome.
 #[derive(Debug, Deserialize)]
 pub struct ToolResultEvent<'a> {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "present")]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub tool_id: Option<Str<'a>>,
@@ -98,7 +98,7 @@ pub struct ToolResultEvent<'a> {
 /// `error`: a warning or an error the CLI reported mid-run.
 #[derive(Debug, Deserialize)]
 pub struct ErrorEvent<'a> {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "present")]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub severity: Option<Str<'a>>,
@@ -109,7 +109,7 @@ pub struct ErrorEvent<'a> {
 /// `result`: the end-of-run report.
 #[derive(Debug, Deserialize)]
 pub struct ResultEvent<'a> {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "present")]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub status: Option<Str<'a>>,
@@ -122,7 +122,7 @@ pub struct ResultEvent<'a> {
 /// Any other object with a `type`: read for its syntax only (it is kept raw).
 #[derive(Debug, Deserialize)]
 pub struct OtherEvent {
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type", default, deserialize_with = "present")]
     pub kind: Option<serde::de::IgnoredAny>,
 }
 
@@ -183,6 +183,16 @@ pub struct ModelsMap<'a>(
     #[serde(borrow, deserialize_with = "borrowed_entries")]
     pub  Vec<(Cow<'a, str>, StreamModelStats)>,
 );
+
+/// Marks a field as present, whatever its value (`null` included: a plain `Option` would
+/// read `"type": null` as absent and miss a repeated key).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
 
 /// A map key borrowed from the line when it has no escapes.
 #[derive(Deserialize)]
