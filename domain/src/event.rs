@@ -1,5 +1,7 @@
 //! The one canonical event stream. Every provider decodes its CLI's output into these.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::ids::SessionId;
@@ -45,20 +47,23 @@ pub enum AgentEvent {
         text: String,
         delta: bool,
     },
+    /// A tool call began. Its id, name and input are shared text (`Arc<str>`): the decoder's
+    /// accumulator keeps the same call, and a clone is a reference count, not a copy.
     ToolCallStarted {
-        call_id: String,
+        call_id: Arc<str>,
         kind: ToolKind,
-        name: String,
+        name: Arc<str>,
         /// The arguments as the CLI printed them (key order and all), kept as raw JSON text
         /// so a decoder copies one slice instead of building a tree.
         input: RawJson,
     },
+    /// A tool call ended; paired with its start by `call_id`.
     ToolCallFinished {
-        call_id: String,
+        call_id: Arc<str>,
         kind: ToolKind,
-        name: String,
+        name: Arc<str>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        output: Option<String>,
+        output: Option<Arc<str>>,
         is_error: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exit_code: Option<i32>,

@@ -31,5 +31,5 @@ pub use request::{ExecutionMode, ExecutionRequest, PermissionMode};
 pub use result::{CostSource, ExecutionMetadata, ExecutionResult, ExecutionStatus};
 pub use status::{StatusInputs, derive_status};
 pub use timeout::{TimeoutSources, resolve_timeout};
-pub use tool::{ToolCall, ToolCallStatus, ToolDefinition, ToolKind};
+pub use tool::{ToolCall, ToolCallStatus, ToolDefinition, ToolKind, ToolNames};
 pub use usage::Usage;

@@ -1,7 +1,9 @@
 //! Raw JSON kept as text: decoders keep every line the CLI printed without building a
 //! `serde_json::Value` for it (the hot path stays one borrowed parse per line).
 
+use std::cell::RefCell;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -10,8 +12,11 @@ use serde_json::value::RawValue;
 ///
 /// Invariant: the text is valid JSON. Constructors that skip validation are only for text a
 /// parser has just accepted; everything else goes through [`RawJson::from_line`].
+///
+/// Shared text (`Arc<str>`): an event and the accumulator's tool call both keep a call's
+/// input, and a clone is a reference count, not a second copy.
 #[derive(Clone, PartialEq, Eq)]
-pub struct RawJson(String);
+pub struct RawJson(Arc<str>);
 
 impl RawJson {
     /// Keeps `line` when it is one JSON document; otherwise stores it as a JSON string so
@@ -19,7 +24,7 @@ impl RawJson {
     pub fn from_line(line: &str) -> Self {
         let trimmed = line.trim();
         if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
-            RawJson(trimmed.to_owned())
+            RawJson(Arc::from(trimmed))
         } else {
             RawJson::string(line)
         }
@@ -27,29 +32,43 @@ impl RawJson {
 
     /// Wraps text the caller has just parsed successfully as JSON.
     pub fn from_parsed(json: &str) -> Self {
-        RawJson(json.trim().to_owned())
+        RawJson(Arc::from(json.trim()))
     }
 
     /// JSON `null`: the input of a tool call whose start was never seen.
     pub fn null() -> Self {
-        RawJson(String::from("null"))
+        RawJson(Arc::from("null"))
     }
 
     /// A JSON string holding `text`.
     pub fn string(text: &str) -> Self {
-        RawJson(serde_json::Value::String(text.to_owned()).to_string())
+        RawJson::from_serialize(text)
     }
 
     /// The JSON of a serialisable value, written straight to text: a decoder builds a small
     /// JSON object from borrowed parts without a `Value` tree. `null` if it cannot serialise
     /// (a map with non-string keys, say).
     pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Self {
-        serde_json::to_string(value).map_or_else(|_| RawJson::null(), RawJson)
+        thread_local! {
+            // Written into a reused buffer, then copied once into the shared text: writing
+            // a `String` and converting it would allocate twice.
+            static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+        }
+        let shared = SCRATCH.with(|scratch| {
+            // A nested call (a `Serialize` impl that builds a RawJson) gets a fresh buffer.
+            let mut fresh = Vec::new();
+            let mut guard = scratch.try_borrow_mut().ok();
+            let buf = guard.as_deref_mut().unwrap_or(&mut fresh);
+            buf.clear();
+            serde_json::to_writer(&mut *buf, value).ok()?;
+            std::str::from_utf8(buf).ok().map(Arc::from)
+        });
+        shared.map_or_else(RawJson::null, RawJson)
     }
 
     /// From an already-built value.
     pub fn from_value(value: &serde_json::Value) -> Self {
-        RawJson(value.to_string())
+        RawJson::from_serialize(value)
     }
 
     pub fn as_str(&self) -> &str {
@@ -58,7 +77,8 @@ impl RawJson {
 
     /// Parses into a `Value` (slow path: for tests, drift checks, display).
     pub fn to_value(&self) -> serde_json::Value {
-        serde_json::from_str(&self.0).unwrap_or_else(|_| serde_json::Value::String(self.0.clone()))
+        serde_json::from_str(&self.0)
+            .unwrap_or_else(|_| serde_json::Value::String(self.0.as_ref().to_owned()))
     }
 }
 
@@ -89,7 +109,7 @@ impl<'de> Deserialize<'de> for RawJson {
         // Through `Value`, not `RawValue`: a RawJson inside an internally tagged enum is
         // deserialised from serde's buffered content, which RawValue cannot read.
         let value = serde_json::Value::deserialize(d)?;
-        Ok(RawJson(value.to_string()))
+        Ok(RawJson::from_value(&value))
     }
 }
 
@@ -111,5 +131,19 @@ mod tests {
         );
         let back: RawJson = serde_json::from_str("[1, 2]").unwrap();
         assert_eq!(back.as_str(), "[1,2]");
+    }
+
+    #[test]
+    fn built_json_is_compact_and_strings_are_escaped() {
+        assert_eq!(RawJson::string("a \"q\"\n").as_str(), r#""a \"q\"\n""#);
+        let value = serde_json::json!({"b": [1, null], "a": "x"});
+        assert_eq!(
+            RawJson::from_value(&value).as_str(),
+            r#"{"a":"x","b":[1,null]}"#
+        );
+        let map = std::collections::BTreeMap::from([((1, 2), 3)]);
+        assert_eq!(RawJson::from_serialize(&map).as_str(), "null");
+        // The shared buffer is left clean for the next call.
+        assert_eq!(RawJson::from_serialize(&[1, 2]).as_str(), "[1,2]");
     }
 }

@@ -1,9 +1,11 @@
 //! The stateful stream-json decoder: one borrowed parse per line, dispatch on `type`,
 //! canonical events out, facts for the result kept on the side.
 
+use std::sync::Arc;
+
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind,
-    ForgeError, PricingTable, RawJson, SessionId, ToolKind,
+    ForgeError, PricingTable, RawJson, SessionId, ToolKind, ToolNames,
 };
 use forge_ports::{Decoder, ProcessExit, ResultPieces};
 use serde_json::value::RawValue;
@@ -49,6 +51,8 @@ pub struct ClaudeDecoder {
     pub(crate) api_error: Option<String>,
     /// Tools the CLI refused to run (`system/permission_denied`).
     pub(crate) denied_tools: Vec<String>,
+    /// Tool names, each allocated once per run.
+    names: ToolNames,
 }
 
 impl ClaudeDecoder {
@@ -278,11 +282,11 @@ impl ClaudeDecoder {
         }
     }
 
-    fn tool_started(&mut self, mut block: Block<'_>, out: &mut Vec<AgentEvent>) {
-        let call_id = block.id.take().unwrap_or_default();
-        let name = block.name.take().unwrap_or_default();
+    fn tool_started(&mut self, block: Block<'_>, out: &mut Vec<AgentEvent>) {
+        let call_id: Arc<str> = Arc::from(block.id.as_deref().unwrap_or_default());
+        let name = self.names.get(block.name.as_deref().unwrap_or_default());
         let kind = tools::kind_of(&name);
-        let raw_input = block.input.take();
+        let raw_input = block.input;
         let path = tools::written_path_field(&name).and_then(|field| {
             let target = serde_json::from_str::<WriteTarget<'_>>(raw_input?.get()).ok()?;
             target.field(field).map(|p| self.relative(p))
@@ -313,7 +317,7 @@ impl ClaudeDecoder {
         let calls = &self.acc.tool_calls;
         self.pending
             .iter()
-            .position(|p| calls.get(p.at).is_some_and(|c| c.id == call_id))
+            .position(|p| calls.get(p.at).is_some_and(|c| c.id.as_ref() == call_id))
     }
 
     fn user(&mut self, line: UserLine<'_>, json: &str, out: &mut Vec<AgentEvent>) {
@@ -339,25 +343,25 @@ impl ClaudeDecoder {
 
     fn tool_finished(
         &mut self,
-        mut block: Block<'_>,
+        block: Block<'_>,
         write_kind: FileChangeKind,
         out: &mut Vec<AgentEvent>,
     ) {
-        let call_id = block.tool_use_id.take().unwrap_or_default();
-        let pending = self
-            .pending_index(&call_id)
-            .map(|i| self.pending.swap_remove(i));
+        let id = block.tool_use_id.as_deref().unwrap_or_default();
+        let pending = self.pending_index(id).map(|i| self.pending.swap_remove(i));
         let started = pending.as_ref().and_then(|p| self.acc.tool_calls.get(p.at));
-        let (kind, name) = started.map_or((ToolKind::Other, String::new()), |c| {
-            (c.kind, c.name.clone())
-        });
-        let output = block.content.joined_text();
+        // The started call's id and name are shared with this event, not copied.
+        let (call_id, kind, name) = match started {
+            Some(c) => (Arc::clone(&c.id), c.kind, Arc::clone(&c.name)),
+            None => (Arc::from(id), ToolKind::Other, self.names.get("")),
+        };
+        let output = block.content.shared_text();
         let is_error = block.is_error.is_true();
         let exit_code = match (kind, is_error) {
             (ToolKind::Shell, true) => output.as_deref().and_then(shell_exit_code),
             _ => None,
         };
-        let change = match name.as_str() {
+        let change = match name.as_ref() {
             "Write" => write_kind,
             _ => FileChangeKind::Modified,
         };

@@ -5,7 +5,7 @@
 
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, ForgeError,
-    PricingTable, RawJson, SessionId, Usage,
+    PricingTable, RawJson, SessionId, ToolNames, Usage,
 };
 use forge_ports::{Decoder, ProcessExit, ProviderSettings, ResultPieces};
 
@@ -41,6 +41,8 @@ pub struct CodexDecoder {
     /// Tool calls started and not yet finished, as indices into `acc.tool_calls` (the id is
     /// there): rarely more than one, so a Vec.
     pub(crate) open_calls: Vec<usize>,
+    /// Tool names (item types), each allocated once per run.
+    pub(crate) names: ToolNames,
 }
 
 impl CodexDecoder {
@@ -60,6 +62,7 @@ impl CodexDecoder {
             last_error: None,
             cumulative: None,
             open_calls: Vec::new(),
+            names: ToolNames::new(),
         }
     }
 

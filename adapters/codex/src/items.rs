@@ -5,6 +5,9 @@
 //! closes it, and a completion with no start (older releases report `file_change` only when
 //! done) yields both events.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use forge_domain::{AgentEvent, FileChangeKind, RawJson};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -101,7 +104,8 @@ impl CodexDecoder {
         self.emit(ev, out);
     }
 
-    /// A tool-like item: `input` builds the call's input when a start is emitted.
+    /// A tool-like item: `input` builds the call's input when a start is emitted. The call's
+    /// id and name are allocated once and shared by its events and the accumulator.
     pub(crate) fn on_tool_item(
         &mut self,
         kind: &str,
@@ -111,26 +115,28 @@ impl CodexDecoder {
         out: &mut Vec<AgentEvent>,
     ) {
         let tool = tool_kind(kind).unwrap_or(forge_domain::ToolKind::Other);
-        let mut call_id = match item.id.take() {
-            Some(id) => id.into_owned(),
-            None => format!("{kind}_{}", self.acc.tool_calls.len()),
+        let id_text = item.id.take();
+        let id: Cow<'_, str> = match &id_text {
+            Some(id) => Cow::Borrowed(id),
+            None => Cow::Owned(format!("{kind}_{}", self.acc.tool_calls.len())),
         };
         let calls = &self.acc.tool_calls;
         let open = self
             .open_calls
             .iter()
-            .position(|&at| calls.get(at).is_some_and(|c| c.id == call_id));
+            .position(|&at| calls.get(at).is_some_and(|c| c.id.as_ref() == id.as_ref()));
+        // An open call's id is in the accumulator already: shared, not copied again.
+        let open_id = open
+            .and_then(|i| self.open_calls.get(i))
+            .and_then(|&at| calls.get(at))
+            .map(|c| Arc::clone(&c.id));
+        let call_id = open_id.unwrap_or_else(|| Arc::from(id.as_ref()));
+        let name = self.names.get(kind);
         if open.is_none() {
-            // A start-only line needs the id once: moved, not copied.
-            let id = if completed {
-                call_id.clone()
-            } else {
-                std::mem::take(&mut call_id)
-            };
             let ev = AgentEvent::ToolCallStarted {
-                call_id: id,
+                call_id: Arc::clone(&call_id),
                 kind: tool,
-                name: kind.to_owned(),
+                name: Arc::clone(&name),
                 input: input(),
             };
             self.emit(ev, out);
@@ -150,19 +156,19 @@ impl CodexDecoder {
         let exit_code = item.exit_code.and_then(|c| i32::try_from(c).ok());
         let (output, is_error) = match kind {
             "command_execution" => (
-                item.output.take().map(Text::into_owned),
+                item.output.take().map(|o| Arc::from(o.as_ref())),
                 failed || exit_code.is_some_and(|c| c != 0),
             ),
             "mcp_tool_call" => match item.error.as_deref() {
-                Some(message) => (Some(message.to_owned()), true),
-                None => (item.result.map(mcp_output), failed),
+                Some(message) => (Some(Arc::from(message)), true),
+                None => (item.result.map(|r| Arc::from(mcp_output(r))), failed),
             },
             _ => (None, failed),
         };
         let ev = AgentEvent::ToolCallFinished {
             call_id,
             kind: tool,
-            name: kind.to_owned(),
+            name,
             output,
             is_error,
             exit_code,

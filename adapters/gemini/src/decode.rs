@@ -1,9 +1,11 @@
 //! The stateful decoder of `gemini -o stream-json` (and, through [`crate::json_output`], of
 //! the single `-o json` object).
 
+use std::sync::Arc;
+
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionStatus, FileChangeKind, ForgeError,
-    PricingTable, RawJson, SessionId, ToolKind, Usage,
+    PricingTable, RawJson, SessionId, ToolKind, ToolNames, Usage,
 };
 use forge_ports::{Decoder, ProcessExit, ResultPieces};
 
@@ -38,6 +40,8 @@ pub struct GeminiDecoder {
     pub(crate) json_response: Option<String>,
     /// Numbers tool calls that arrive without an id.
     tool_call_seq: u64,
+    /// Tool names, each allocated once per run.
+    names: ToolNames,
 }
 
 impl GeminiDecoder {
@@ -49,6 +53,7 @@ impl GeminiDecoder {
             report: None,
             json_response: None,
             tool_call_seq: 0,
+            names: ToolNames::new(),
         }
     }
 
@@ -165,14 +170,12 @@ impl GeminiDecoder {
     }
 
     fn on_tool_use(&mut self, ev: ToolUseEvent<'_>, out: &mut Vec<AgentEvent>) {
-        let name = ev
-            .tool_name
-            .map_or_else(|| "unknown".to_owned(), |n| n.into_owned());
+        let name = self.names.get(ev.tool_name.as_deref().unwrap_or("unknown"));
         self.tool_call_seq += 1;
-        let call_id = ev.tool_id.map_or_else(
-            || format!("{name}#{}", self.tool_call_seq),
-            |id| id.into_owned(),
-        );
+        let call_id: Arc<str> = match ev.tool_id {
+            Some(id) => Arc::from(id.as_ref()),
+            None => Arc::from(format!("{name}#{}", self.tool_call_seq)),
+        };
         // Copied as the CLI printed it: no tree is built.
         let input = ev
             .parameters
@@ -190,26 +193,42 @@ impl GeminiDecoder {
     }
 
     fn on_tool_result(&mut self, ev: ToolResultEvent<'_>, out: &mut Vec<AgentEvent>) {
-        let call_id = ev.tool_id.map(|id| id.into_owned()).unwrap_or_default();
+        let id = ev.tool_id.as_deref().unwrap_or_default();
         let success = ev.status.as_deref() == Some("success");
-        // The accumulator holds the started call (usually the last one): its name, kind and
-        // input pair with this result without a second map.
-        let started = self.acc.tool_calls.iter().rev().find(|c| c.id == call_id);
-        let (name, kind, written) = match started {
+        // The accumulator holds the started call (usually the last one): its id, name, kind
+        // and input pair with this result without a second map, and are shared, not copied.
+        let started = self
+            .acc
+            .tool_calls
+            .iter()
+            .rev()
+            .find(|c| c.id.as_ref() == id);
+        let (call_id, name, kind, written) = match started {
             Some(call) => {
                 let written = (success && call.kind == ToolKind::FileWrite)
                     .then(|| written_path(&call.input))
                     .flatten()
                     .map(|p| relative_to(&p, &self.config.workdir));
-                (call.name.clone(), call.kind, written)
+                (
+                    Arc::clone(&call.id),
+                    Arc::clone(&call.name),
+                    call.kind,
+                    written,
+                )
             }
-            None => ("unknown".to_owned(), ToolKind::Other, None),
+            None => (
+                Arc::from(id),
+                self.names.get("unknown"),
+                ToolKind::Other,
+                None,
+            ),
         };
         let output = ev
             .output
-            .map(|o| o.into_owned())
-            .or_else(|| ev.error.and_then(|e| e.message).map(|m| m.into_owned()));
-        let change = if name == "write_file" {
+            .as_deref()
+            .or_else(|| ev.error.as_ref().and_then(|e| e.message.as_deref()))
+            .map(Arc::from);
+        let change = if name.as_ref() == "write_file" {
             FileChangeKind::Unknown
         } else {
             FileChangeKind::Modified

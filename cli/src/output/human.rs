@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use forge_domain::{AgentEvent, ExecutionResult, RawJson, ToolCall, ToolCallStatus, ToolKind};
 
@@ -16,7 +17,7 @@ pub struct HumanRenderer<'a> {
     spinner: Spinner,
     live: bool,
     at_line_start: bool,
-    started: BTreeMap<String, (ToolKind, String, RawJson)>,
+    started: BTreeMap<Arc<str>, (ToolKind, Arc<str>, RawJson)>,
 }
 
 impl<'a> HumanRenderer<'a> {

@@ -10,6 +10,7 @@
 pub mod lenient;
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{MapAccess, SeqAccess};
@@ -219,6 +220,22 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
 
 impl Content<'_> {
     /// The text of the content: the string itself, or the text blocks joined by newlines.
+    /// [`Content::joined_text`] as shared text: one copy when there is one piece of text.
+    pub fn shared_text(&self) -> Option<Arc<str>> {
+        match self {
+            Content::Absent => None,
+            Content::Text(t) => Some(Arc::from(t.as_ref())),
+            Content::Blocks(blocks) => {
+                let mut texts = blocks.iter().filter_map(|b| b.text.as_deref());
+                match (texts.next(), texts.next()) {
+                    (None, _) => Some(Arc::from("")),
+                    (Some(only), None) => Some(Arc::from(only)),
+                    _ => self.joined_text().map(Arc::from),
+                }
+            }
+        }
+    }
+
     pub fn joined_text(&self) -> Option<String> {
         match self {
             Content::Absent => None,

@@ -178,7 +178,7 @@ fn a_tool_result_without_its_start_is_kept() {
         AgentEvent::ToolCallFinished {
             call_id: "lost".into(),
             kind: ToolKind::Other,
-            name: String::new(),
+            name: "".into(),
             output: Some("a\nb".into()),
             is_error: false,
             exit_code: None,

@@ -7,6 +7,8 @@
 //! `{"type":"tool_result","id":"t1","output":"ok","is_error":false}`,
 //! `{"type":"result","ok":true,"text":"done"}`.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use forge_domain::{
     AgentEvent, EventAccumulator, ExecutionRequest, ExecutionStatus, ForgeError, PermissionMode,
@@ -184,25 +186,22 @@ impl Decoder for EchoDecoder {
                 delta: false,
             },
             "tool" => AgentEvent::ToolCallStarted {
-                call_id: str_field(&value, "id"),
+                call_id: str_field(&value, "id").into(),
                 kind: if str_field(&value, "name") == "Bash" {
                     ToolKind::Shell
                 } else {
                     ToolKind::Other
                 },
-                name: str_field(&value, "name"),
+                name: str_field(&value, "name").into(),
                 input: value
                     .get("input")
                     .map_or_else(RawJson::null, RawJson::from_value),
             },
             "tool_result" => AgentEvent::ToolCallFinished {
-                call_id: str_field(&value, "id"),
+                call_id: str_field(&value, "id").into(),
                 kind: ToolKind::Other,
-                name: String::new(),
-                output: value
-                    .get("output")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                name: "".into(),
+                output: value.get("output").and_then(Value::as_str).map(Arc::from),
                 is_error: value
                     .get("is_error")
                     .and_then(Value::as_bool)
