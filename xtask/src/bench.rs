@@ -58,7 +58,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         .first()
         .cloned()
         .unwrap_or_default();
-    let mut rows = Vec::new();
+    let mut rows = vec![measure_fake(
+        &suite,
+        &root,
+        &prompt,
+        (args.runs * 3).max(1),
+    )?];
     for provider in PROVIDERS {
         if !args.provider.is_empty() && !args.provider.iter().any(|p| p == provider) {
             continue;
@@ -88,7 +93,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         ));
     }
     out.push_str(
-        "paired: the median of (forge run i - raw run i), steadier under a busy machine\n",
+        "paired: the median of (forge run i - raw run i), steadier under a busy machine\n\
+         fake: fake-agent-cli replaying a claude transcript, an instant CLI: its row is forge's\n\
+         own overhead without the real CLIs' start-up noise (3x the runs)\n",
     );
     out.push_str("target: forge adds < 20 ms\n");
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
@@ -142,6 +149,65 @@ fn measure(
     let mut paired: Vec<f64> = forge.iter().zip(&raw).map(|(f, r)| f - r).collect();
     Ok((
         provider,
+        median(&mut raw),
+        median(&mut forge),
+        median(&mut paired),
+    ))
+}
+
+/// forge's own share of time to first event, measured against a CLI that answers at once:
+/// the fake agent CLI replaying the recorded claude transcript, raw vs through
+/// `forge-code-agent stream --provider claude --binary <fake>`.
+fn measure_fake(
+    suite: &Suite,
+    root: &Path,
+    prompt: &str,
+    runs: usize,
+) -> anyhow::Result<(&'static str, f64, f64, f64)> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "forge-testkit",
+            "--bin",
+            "fake-agent-cli",
+        ])
+        .current_dir(root)
+        .status()
+        .context("building fake-agent-cli")?;
+    if !status.success() {
+        bail!("building fake-agent-cli failed ({status})");
+    }
+    let fake = root.join("target/release/fake-agent-cli");
+    let transcript = root.join("adapters/testkit/fixtures/claude/2.1.330/hello.jsonl");
+    let workdir = suite.work.join("ttfe-fake");
+    std::fs::create_dir_all(&workdir)?;
+    let (mut raw, mut forge) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let mut command = Command::new(&fake);
+        command
+            .env("FAKE_REPLAY", &transcript)
+            .current_dir(&workdir);
+        raw.push(first_line_ms(command, Some(prompt))?);
+
+        let mut command = Command::new(&suite.forge);
+        command
+            .args(["stream", "--provider", "claude", "--binary"])
+            .arg(&fake)
+            .arg("--workdir")
+            .arg(&workdir)
+            .arg("--env")
+            .arg(format!("FAKE_REPLAY={}", transcript.display()))
+            .args(["--jsonl", "--timeout", "30"])
+            .arg(prompt);
+        e2e::isolate_env(&mut command, suite);
+        forge.push(first_line_ms(command, None)?);
+    }
+    let mut paired: Vec<f64> = forge.iter().zip(&raw).map(|(f, r)| f - r).collect();
+    Ok((
+        "fake",
         median(&mut raw),
         median(&mut forge),
         median(&mut paired),
