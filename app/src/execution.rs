@@ -92,10 +92,15 @@ impl LineState<'_> {
                 if text.trim().is_empty() {
                     return true;
                 }
-                self.raw_events.push(RawJson::from_line(&text));
-                if let Err(e) = self.decoder.decode_line(line_no, &text, self.batch) {
-                    self.metrics.parse_error(self.provider);
-                    self.runtime_errors.push(e);
+                // The decoder says whether the line was one JSON document: the raw line is
+                // kept without a second syntax pass. Its shape is unknown only after an error.
+                match self.decoder.decode_line(line_no, &text, self.batch) {
+                    Ok(shape) => self.raw_events.extend(shape.raw_line(&text)),
+                    Err(e) => {
+                        self.raw_events.push(RawJson::from_line(&text));
+                        self.metrics.parse_error(self.provider);
+                        self.runtime_errors.push(e);
+                    }
                 }
                 true
             }

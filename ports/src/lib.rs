@@ -22,8 +22,8 @@ pub use process::{
     ProcessKiller, ProcessRunner, RunningProcess, SpawnOptions, StdoutItem,
 };
 pub use provider::{
-    Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, Provider, ProviderSettings,
-    ResultPieces,
+    Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
+    ProviderSettings, ResultPieces,
 };
 pub use vcs::Vcs;
 pub use workspace::Workspace;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use forge_domain::{
     AgentEvent, ExecutionMetadata, ExecutionRequest, ForgeError, PermissionMode, PricingTable,
-    ProviderId, RunId, ToolCall,
+    ProviderId, RawJson, RunId, ToolCall,
 };
 
 use crate::process::{Invocation, ProcessExit, ProcessRunner};
@@ -114,22 +114,68 @@ pub struct ResultPieces {
     pub metadata: ExecutionMetadata,
 }
 
+/// What a stdout line was, as its decoder found out while decoding it: the runtime keeps
+/// every raw line, and this spares it a second JSON syntax pass per line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineShape {
+    /// One whole JSON document once surrounding whitespace is trimmed, accepted by the
+    /// decoder's own parser (the same syntax check as [`RawJson::from_line`]).
+    Json,
+    /// Text that is not one JSON document: a warning, a banner, a truncated line.
+    Text,
+    /// Nothing but whitespace.
+    Blank,
+}
+
+impl LineShape {
+    /// The shape of `line` found the slow way, by a syntax pass of its own: for lines a
+    /// decoder does not parse itself (text it keeps as `Unparsed`). Cheap for such lines: the
+    /// pass stops at the first byte that cannot start JSON.
+    pub fn classify(line: &str) -> Self {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            LineShape::Blank
+        } else if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
+            LineShape::Json
+        } else {
+            LineShape::Text
+        }
+    }
+
+    /// The raw line as a bundle keeps it: the JSON itself, or text as a JSON string; `None`
+    /// for a blank line. Equal to [`RawJson::from_line`] whenever the shape is right.
+    pub fn raw_line(self, line: &str) -> Option<RawJson> {
+        match self {
+            LineShape::Json => Some(RawJson::from_parsed(line)),
+            LineShape::Text => Some(RawJson::string(line)),
+            LineShape::Blank => None,
+        }
+    }
+}
+
 /// Stateful, per-run decoder of one CLI's stdout.
 pub trait Decoder: Send {
     /// Decodes one stdout line (terminator stripped) and appends the canonical events it
     /// yields to `out`. Unknown kinds become [`AgentEvent::Unknown`], non-JSON text
     /// [`AgentEvent::Unparsed`]; neither is an error.
     ///
+    /// Returns the line's [`LineShape`]: [`LineShape::Json`] only when the decoder's parse
+    /// accepted the whole trimmed line as one JSON document (the runtime then keeps it
+    /// verbatim without checking again), [`LineShape::Text`] only when it is not one
+    /// ([`LineShape::classify`] decides for lines the decoder does not parse), and
+    /// [`LineShape::Blank`] for a line of whitespace.
+    ///
     /// # Errors
     /// [`ForgeError::Parsing`] for a line that looks like an event but cannot be read (e.g.
-    /// truncated JSON). The event for it (usually `Unparsed`) is still appended, and the
-    /// caller goes on with the next line.
+    /// truncated JSON, or valid JSON of an unexpected shape). The event for it (`Unparsed` or
+    /// `Unknown`) is still appended, and the caller goes on with the next line; the line's
+    /// shape is then not reported, and a caller that needs it uses [`LineShape::classify`].
     fn decode_line(
         &mut self,
         line_no: u64,
         line: &str,
         out: &mut Vec<AgentEvent>,
-    ) -> Result<(), ForgeError>;
+    ) -> Result<LineShape, ForgeError>;
 
     /// Decodes a whole recorded document: JSONL by default; providers whose CLI also prints
     /// a single JSON object or array (`--output-format json`) override this to accept it.
@@ -184,4 +230,24 @@ pub trait Provider: Send + Sync {
     /// Checks install, version range and authentication. Never fails: problems are reported
     /// in the [`Detection`] with hints.
     async fn detect(&self, runner: &dyn ProcessRunner, env: &EnvSnapshot) -> Detection;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_keep_the_raw_line_as_the_slow_check_would() {
+        let check = |line: &str, shape: LineShape| {
+            assert_eq!(LineShape::classify(line), shape, "{line:?}");
+            let want = (!line.trim().is_empty()).then(|| RawJson::from_line(line));
+            assert_eq!(shape.raw_line(line), want, "{line:?}");
+        };
+        check(" {\"type\":\"x\"}\r", LineShape::Json);
+        check("[1, 2]", LineShape::Json);
+        check("42", LineShape::Json);
+        check("Warning: not json", LineShape::Text);
+        check(r#"{"type":"#, LineShape::Text);
+        check(" \t", LineShape::Blank);
+    }
 }

@@ -7,7 +7,7 @@ use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind,
     ForgeError, PricingTable, RawJson, SessionId, ToolKind, ToolNames,
 };
-use forge_ports::{Decoder, ProcessExit, ResultPieces};
+use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 use serde_json::value::RawValue;
 
 use crate::result::{self, ResultReport};
@@ -484,17 +484,20 @@ impl Decoder for ClaudeDecoder {
         line_no: u64,
         line: &str,
         out: &mut Vec<AgentEvent>,
-    ) -> Result<(), ForgeError> {
+    ) -> Result<LineShape, ForgeError> {
         // Only the start is trimmed here: the parser skips trailing whitespace itself, and
         // reading the line's last byte first would fetch its far end out of order (a cache
-        // miss per long line). Paths that keep the text trim the end themselves.
+        // miss per long line). Paths that keep the text trim the end themselves. Every `Ok`
+        // of the two JSON arms follows a parse of the whole line.
         let text = line.trim_ascii_start();
         match text.as_bytes().first() {
-            None => Ok(()),
-            Some(b'{') => self.decode_value(line_no, text, out),
-            Some(b'[') if looks_like_json_array(text) => {
-                self.decode_array(line_no, text.trim_ascii_end(), out)
-            }
+            None => Ok(LineShape::Blank),
+            Some(b'{') => self
+                .decode_value(line_no, text, out)
+                .map(|()| LineShape::Json),
+            Some(b'[') if looks_like_json_array(text) => self
+                .decode_array(line_no, text.trim_ascii_end(), out)
+                .map(|()| LineShape::Json),
             Some(_) => {
                 self.emit(
                     AgentEvent::Unparsed {
@@ -502,7 +505,7 @@ impl Decoder for ClaudeDecoder {
                     },
                     out,
                 );
-                Ok(())
+                Ok(LineShape::classify(line))
             }
         }
     }

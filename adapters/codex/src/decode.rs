@@ -7,7 +7,7 @@ use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, ForgeError,
     PricingTable, RawJson, SessionId, ToolNames, Usage,
 };
-use forge_ports::{Decoder, ProcessExit, ProviderSettings, ResultPieces};
+use forge_ports::{Decoder, LineShape, ProcessExit, ProviderSettings, ResultPieces};
 
 use crate::items::{InputFields, ToolItem, tool_input};
 use crate::retry::parse_reconnect;
@@ -322,23 +322,24 @@ impl Decoder for CodexDecoder {
         line_no: u64,
         line: &str,
         out: &mut Vec<AgentEvent>,
-    ) -> Result<(), ForgeError> {
+    ) -> Result<LineShape, ForgeError> {
         // Only the start is looked at before parsing (the parser skips a trailing `\r`):
         // reading the last byte first would fetch a long line's far end out of order.
-        // Paths that keep the text strip the `\r` themselves.
+        // Paths that keep the text strip the `\r` themselves. Every `Ok` below follows a
+        // parse of the whole line, so it is one JSON document.
         let trimmed = line.trim_start();
         match trimmed.as_bytes().first() {
-            None => Ok(()),
+            None => Ok(LineShape::Blank),
             Some(b'{') => {
                 if let Some(kind) = leading_type(trimmed) {
                     if self.read_kind(kind, trimmed, out).is_ok() {
-                        return Ok(());
+                        return Ok(LineShape::Json);
                     }
                 }
                 match serde_json::from_str::<Line<'_>>(trimmed) {
                     Ok(parsed) => {
                         self.on_line(parsed, trimmed, out);
-                        Ok(())
+                        Ok(LineShape::Json)
                     }
                     Err(e) => Err(self.unreadable(line_no, line, trimmed, &e, out)),
                 }
@@ -346,7 +347,7 @@ impl Decoder for CodexDecoder {
             Some(b'[') => match serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
                 Ok(_) => {
                     self.emit(unknown("array", trimmed), out);
-                    Ok(())
+                    Ok(LineShape::Json)
                 }
                 Err(e) => Err(self.unreadable(line_no, line, trimmed, &e, out)),
             },
@@ -358,7 +359,7 @@ impl Decoder for CodexDecoder {
                     },
                     out,
                 );
-                Ok(())
+                Ok(LineShape::classify(line))
             }
         }
     }

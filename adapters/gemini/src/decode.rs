@@ -7,7 +7,7 @@ use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionStatus, FileChangeKind, ForgeError,
     PricingTable, RawJson, SessionId, ToolKind, ToolNames, Usage,
 };
-use forge_ports::{Decoder, ProcessExit, ResultPieces};
+use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 
 use crate::cost;
 use crate::framing::{looks_like_json, split_fixed_prefix};
@@ -331,7 +331,7 @@ impl GeminiDecoder {
         self.report = Some(report);
     }
 
-    /// A line that looked like JSON but did not read as an event.
+    /// A line that looked like JSON but did not read as an event. `Ok` only for valid JSON.
     fn recover(
         &mut self,
         line_no: u64,
@@ -339,7 +339,7 @@ impl GeminiDecoder {
         json: &str,
         err: &serde_json::Error,
         out: &mut Vec<AgentEvent>,
-    ) -> Result<(), ForgeError> {
+    ) -> Result<LineShape, ForgeError> {
         let json = json.trim_ascii_end();
         if serde_json::from_str::<serde::de::IgnoredAny>(json).is_err() {
             self.emit(
@@ -372,7 +372,7 @@ impl GeminiDecoder {
                 format!("unexpected shape of a {label:?} event: {err}"),
             ));
         }
-        Ok(())
+        Ok(LineShape::Json)
     }
 }
 
@@ -407,14 +407,16 @@ impl Decoder for GeminiDecoder {
         line_no: u64,
         line: &str,
         out: &mut Vec<AgentEvent>,
-    ) -> Result<(), ForgeError> {
+    ) -> Result<LineShape, ForgeError> {
         // JSON whitespace is ASCII; `trim_ascii_start` is cheaper than the Unicode-aware
         // `trim`. Only the start: the parser skips trailing whitespace itself, and reading
         // the last byte first would fetch a long line's far end out of order. Paths that keep
-        // the text trim the end themselves (`RawJson::from_parsed`, `recover`).
+        // the text trim the end themselves (`RawJson::from_parsed`, `recover`). Every `Ok`
+        // past the text check follows a parse of the whole line (the fast path checks the
+        // two strings it reads by hand as the parser would).
         let trimmed = line.trim_ascii_start();
         if trimmed.is_empty() {
-            return Ok(());
+            return Ok(LineShape::Blank);
         }
         if !looks_like_json(trimmed) {
             self.emit(
@@ -423,7 +425,7 @@ impl Decoder for GeminiDecoder {
                     raw: line.to_owned(),
                 },
             );
-            return Ok(());
+            return Ok(LineShape::classify(line));
         }
         if let Some((kind, rest)) = split_fixed_prefix(trimmed) {
             let mut buf = std::mem::take(&mut self.scratch);
@@ -436,7 +438,7 @@ impl Decoder for GeminiDecoder {
             let handled = self.read_event(kind, &buf, trimmed, true, out);
             self.scratch = buf;
             if handled.unwrap_or(false) {
-                return Ok(());
+                return Ok(LineShape::Json);
             }
         }
         let kind = match serde_json::from_str::<KindOnly<'_>>(trimmed) {
@@ -445,12 +447,12 @@ impl Decoder for GeminiDecoder {
         };
         match kind {
             Some(kind) => match self.read_event(&kind, trimmed, trimmed, false, out) {
-                Ok(_) => Ok(()),
+                Ok(_) => Ok(LineShape::Json),
                 Err(err) => self.recover(line_no, line, trimmed, &err, out),
             },
             None => {
                 self.unknown(out, "untyped", trimmed);
-                Ok(())
+                Ok(LineShape::Json)
             }
         }
     }

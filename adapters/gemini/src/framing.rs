@@ -16,13 +16,14 @@ pub fn split_fixed_prefix(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Index of the `"` closing a string that starts `s`; `None` when an escape comes first
-/// (the `"` search would be wrong) or there is none. The strings here are a few bytes long:
-/// a plain loop beats `str::find`'s searcher set-up.
+/// (the `"` search would be wrong), a control character does (JSON forbids it raw: the line
+/// is left to the parser, which says so), or there is none. The strings here are a few
+/// bytes long: a plain loop beats `str::find`'s searcher set-up.
 fn closing_quote(s: &str) -> Option<usize> {
     for (i, b) in s.bytes().enumerate() {
         match b {
             b'"' => return Some(i),
-            b'\\' => return None,
+            b'\\' | 0..0x20 => return None,
             _ => {}
         }
     }
@@ -68,6 +69,11 @@ mod tests {
         );
         assert_eq!(
             split_fixed_prefix(r#"{"type":"init","timestamp":"t"}"#),
+            None
+        );
+        // A raw control character is not JSON: the parser must see it.
+        assert_eq!(
+            split_fixed_prefix("{\"type\":\"init\",\"timestamp\":\"t\u{1}\",\"x\":1}"),
             None
         );
         assert_eq!(

@@ -7,3 +7,4 @@
 pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;
+pub mod props;

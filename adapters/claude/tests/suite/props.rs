@@ -1,8 +1,9 @@
 //! Property tests: whatever arrives on stdout, the decoder never panics.
 
 use forge_ports::Provider;
+use forge_testkit::props::{check_line_shapes, cut, event_like, json_value};
 use proptest::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::support::{provider, request};
 
@@ -67,42 +68,13 @@ const VALUES: &[&str] = &[
     "t1",
 ];
 
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        any::<f64>()
-            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
-        prop::sample::select(VALUES).prop_map(Value::from),
-        ".{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(5, 64, 8, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::vec((prop::sample::select(KEYS), inner), 0..8).prop_map(|kv| {
-                Value::Object(
-                    kv.into_iter()
-                        .map(|(k, v)| (k.to_owned(), v))
-                        .collect::<Map<_, _>>(),
-                )
-            }),
-        ]
-    })
+fn value() -> impl Strategy<Value = Value> {
+    json_value(KEYS, VALUES)
 }
 
 /// An object shaped like an event of a known kind, with random known fields.
-fn event_like() -> impl Strategy<Value = Value> {
-    (
-        prop::sample::select(KINDS),
-        prop::collection::vec((prop::sample::select(KEYS), json_value()), 0..10),
-    )
-        .prop_map(|(kind, fields)| {
-            let mut map: Map<String, Value> =
-                fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-            map.insert("type".into(), Value::from(kind));
-            Value::Object(map)
-        })
+fn event() -> impl Strategy<Value = Value> {
+    event_like(KINDS, KEYS, VALUES)
 }
 
 fn decode_all(lines: &[String]) {
@@ -131,16 +103,30 @@ proptest! {
     }
 
     #[test]
-    fn arbitrary_json_never_panics(values in prop::collection::vec(prop_oneof![json_value(), event_like()], 1..12)) {
+    fn arbitrary_json_never_panics(values in prop::collection::vec(prop_oneof![value(), event()], 1..12)) {
         let lines: Vec<String> = values.iter().map(Value::to_string).collect();
         decode_all(&lines);
     }
 
     #[test]
-    fn cut_json_never_panics(value in event_like(), cut in any::<prop::sample::Index>()) {
+    fn cut_json_never_panics(value in event(), at in any::<prop::sample::Index>()) {
         let line = value.to_string();
-        let mut end = cut.index(line.len() + 1);
-        while !line.is_char_boundary(end) { end -= 1; }
-        decode_all(&[line[..end].to_owned()]);
+        decode_all(&[cut(&line, at.index(line.len() + 1))]);
+    }
+
+    /// `Json` exactly when the runtime's own check would say so (it keeps the line on that).
+    #[test]
+    fn line_shapes_are_reported_truthfully(
+        values in prop::collection::vec(prop_oneof![event(), value()], 0..8),
+        bytes in prop::collection::vec(any::<u8>(), 0..256),
+        at in any::<prop::sample::Index>(),
+        pad in prop::sample::select(&["", " ", "\t", "\r", " \u{a0}"][..]),
+    ) {
+        let mut lines: Vec<String> = values.iter().map(|v| format!("{pad}{v}{pad}")).collect();
+        if let Some(last) = lines.last() {
+            lines.push(cut(last, at.index(last.len() + 1)));
+        }
+        lines.extend(String::from_utf8_lossy(&bytes).split('\n').map(str::to_owned));
+        check_line_shapes(provider().decoder(&request("p")).as_mut(), &lines)?;
     }
 }

@@ -1,10 +1,12 @@
-//! Property tests: no input makes the decoder (or `finish`) panic.
+//! Property tests: no input makes the decoder (or `finish`) panic, and every line's shape is
+//! reported truthfully.
 
 use forge_adapter_codex::CodexProvider;
 use forge_domain::SessionId;
 use forge_ports::{ProcessExit, Provider};
+use forge_testkit::props::{byte_lines, check_line_shapes, cut, fields, json_value};
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::common::{request, settings};
 
@@ -51,24 +53,21 @@ const FIELDS: &[&str] = &[
     "content",
     "input_tokens",
 ];
+const STRINGS: &[&str] = &[
+    "Reconnecting... 2/5",
+    "Reconnecting... 10/3",
+    "completed",
+    "failed",
+    "declined",
+    "add",
+    "update",
+    "text",
+    "item_1",
+    "/w/a.txt",
+];
 
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>().prop_map(|f| json!(f)),
-        "[a-z_/. …]{0,12}".prop_map(Value::String),
-        "Reconnecting... [0-9]{1,3}/[0-9]{1,3}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(4, 48, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            prop::collection::vec((prop::sample::select(FIELDS), inner), 0..6).prop_map(|kv| {
-                Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
-            }),
-        ]
-    })
+fn value() -> impl Strategy<Value = Value> {
+    json_value(FIELDS, STRINGS)
 }
 
 /// An object shaped like a Codex event: a known `type`, maybe an item of a known type, and
@@ -77,32 +76,29 @@ fn event() -> impl Strategy<Value = Value> {
     (
         prop::sample::select(KINDS),
         prop::option::of(prop::sample::select(ITEM_KINDS)),
-        prop::collection::vec((prop::sample::select(FIELDS), json_value()), 0..5),
-        prop::collection::vec((prop::sample::select(FIELDS), json_value()), 0..5),
+        fields(FIELDS, value(), 5),
+        fields(FIELDS, value(), 5),
     )
-        .prop_map(|(kind, item_kind, fields, item_fields)| {
-            let mut obj: Map<String, Value> =
-                fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-            obj.insert("type".into(), json!(kind));
+        .prop_map(|(kind, item_kind, mut obj, mut item)| {
+            obj.insert("type".into(), Value::from(kind));
             if let Some(item_kind) = item_kind {
-                let mut item: Map<String, Value> = item_fields
-                    .into_iter()
-                    .map(|(k, v)| (k.to_owned(), v))
-                    .collect();
-                item.insert("type".into(), json!(item_kind));
+                item.insert("type".into(), Value::from(item_kind));
                 obj.insert("item".into(), Value::Object(item));
             }
             Value::Object(obj)
         })
 }
 
-fn run(lines: &[String], resume: bool) {
-    let provider = CodexProvider::new(settings());
+fn decoder(resume: bool) -> Box<dyn forge_ports::Decoder> {
     let mut req = request("p");
     if resume {
         req.resume_session_id = Some(SessionId::new("t").unwrap());
     }
-    let mut dec = provider.decoder(&req);
+    CodexProvider::new(settings()).decoder(&req)
+}
+
+fn run(lines: &[String], resume: bool) {
+    let mut dec = decoder(resume);
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let _ = dec.decode_line(i as u64, l, &mut out);
@@ -119,26 +115,39 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
-    fn arbitrary_bytes_never_panic(chunks in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..200), 0..8)) {
-        let lines: Vec<String> = chunks.iter().map(|c| String::from_utf8_lossy(c).into_owned()).collect();
+    fn arbitrary_bytes_never_panic(lines in byte_lines(200, 8)) {
         run(&lines, false);
     }
 
     #[test]
-    fn arbitrary_json_never_panics(values in prop::collection::vec(json_value(), 0..8), resume in any::<bool>()) {
+    fn arbitrary_json_never_panics(values in prop::collection::vec(value(), 0..8), resume in any::<bool>()) {
         let lines: Vec<String> = values.iter().map(Value::to_string).collect();
         run(&lines, resume);
     }
 
     #[test]
-    fn codex_shaped_events_never_panic(values in prop::collection::vec(event(), 0..12), resume in any::<bool>(), cut in 0usize..64) {
+    fn codex_shaped_events_never_panic(values in prop::collection::vec(event(), 0..12), resume in any::<bool>(), at in 0usize..64) {
         let mut lines: Vec<String> = values.iter().map(Value::to_string).collect();
         // Also a truncated copy of the last line.
-        if let Some(last) = lines.last().cloned() {
-            let mut end = cut.min(last.len());
-            while !last.is_char_boundary(end) { end -= 1; }
-            lines.push(last[..end].to_owned());
+        if let Some(last) = lines.last() {
+            lines.push(cut(last, at));
         }
         run(&lines, resume);
+    }
+
+    /// `Json` exactly when the runtime's own check would say so (it keeps the line on that).
+    #[test]
+    fn line_shapes_are_reported_truthfully(
+        values in prop::collection::vec(prop_oneof![event(), value()], 0..8),
+        noise in byte_lines(40, 3),
+        at in 0usize..64,
+        pad in prop::sample::select(&["", " ", "\t", "\r", " \u{a0}"][..]),
+    ) {
+        let mut lines: Vec<String> = values.iter().map(|v| format!("{pad}{v}{pad}")).collect();
+        if let Some(last) = lines.last() {
+            lines.push(cut(last, at));
+        }
+        lines.extend(noise);
+        check_line_shapes(decoder(false).as_mut(), &lines)?;
     }
 }

@@ -1,8 +1,10 @@
-//! The decoder never panics, whatever it is fed, and `finish` never panics after it.
+//! The decoder never panics, whatever it is fed, and `finish` never panics after it; every
+//! line's shape is reported truthfully.
 
 use forge_ports::Provider;
+use forge_testkit::props::{self, check_line_shapes, cut};
 use proptest::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::support::{exit, provider, request};
 
@@ -34,49 +36,22 @@ const FIELDS: [&str; 16] = [
     "type",
 ];
 
+const STRINGS: &[&str] = &[
+    "success",
+    "error",
+    "assistant",
+    "user",
+    "warning",
+    "write_file",
+];
+
 fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        any::<f64>()
-            .prop_filter("finite", |f| f.is_finite())
-            .prop_map(Value::from),
-        ".{0,12}".prop_map(Value::String),
-        prop::sample::select(
-            &[
-                "success",
-                "error",
-                "assistant",
-                "user",
-                "warning",
-                "write_file"
-            ][..]
-        )
-        .prop_map(|s| Value::String(s.to_owned())),
-    ];
-    leaf.prop_recursive(4, 48, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::vec((prop::sample::select(&FIELDS[..]), inner), 0..6).prop_map(
-                |kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
-            ),
-        ]
-    })
+    props::json_value(&FIELDS, STRINGS)
 }
 
 /// An object with `type` set to a known kind and random known fields.
 fn event_like() -> impl Strategy<Value = Value> {
-    (
-        prop::sample::select(&KINDS[..]),
-        prop::collection::vec((prop::sample::select(&FIELDS[..]), json_value()), 0..8),
-    )
-        .prop_map(|(kind, fields)| {
-            let mut map: Map<String, Value> =
-                fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-            map.insert("type".into(), Value::String(kind.to_owned()));
-            Value::Object(map)
-        })
+    props::event_like(&KINDS, &FIELDS, STRINGS)
 }
 
 fn run(lines: &[String], code: i32, stderr: &str) {
@@ -139,10 +114,30 @@ proptest! {
     }
 
     #[test]
-    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..64), 0..8),
+    fn arbitrary_bytes_never_panic(lines in props::byte_lines(64, 8),
                                    code in -1i32..300, stderr in ".{0,40}") {
-        let lines: Vec<String> = bytes.iter().map(|b| String::from_utf8_lossy(b).into_owned()).collect();
         run(&lines, code, &stderr);
+    }
+
+    /// `Json` exactly when the runtime's own check would say so (it keeps the line on that),
+    /// on the hand-read fast prefix too (its strings may hold anything, control bytes too).
+    #[test]
+    fn line_shapes_are_reported_truthfully(
+        values in prop::collection::vec(prop_oneof![event_like(), json_value()], 0..6),
+        prefixed in prop::collection::vec((prop::sample::select(&KINDS[..]), "[ -~\\\u{0}-\u{1f}é]{0,6}", json_value()), 0..4),
+        noise in props::byte_lines(40, 3),
+        at in 0usize..80,
+        pad in prop::sample::select(&["", " ", "\t", "\r", " \u{a0}"][..]),
+    ) {
+        let mut lines: Vec<String> = values.iter().map(|v| format!("{pad}{v}{pad}")).collect();
+        for (kind, stamp, field) in &prefixed {
+            lines.push(format!(r#"{{"type":"{kind}","timestamp":"{stamp}","content":{field}}}"#));
+        }
+        if let Some(last) = lines.last() {
+            lines.push(cut(last, at));
+        }
+        lines.extend(noise);
+        check_line_shapes(provider().decoder(&request("p", "/w")).as_mut(), &lines)?;
     }
 
     #[test]

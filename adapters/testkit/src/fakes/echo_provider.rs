@@ -15,8 +15,8 @@ use forge_domain::{
     ProviderId, RawJson, SessionId, ToolKind,
 };
 use forge_ports::{
-    Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext, ProcessExit,
-    ProcessRunner, Provider, ProviderSettings, ResultPieces,
+    Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext, LineShape,
+    ProcessExit, ProcessRunner, Provider, ProviderSettings, ResultPieces,
 };
 use serde_json::Value;
 
@@ -155,7 +155,7 @@ impl Decoder for EchoDecoder {
         line_no: u64,
         line: &str,
         out: &mut Vec<AgentEvent>,
-    ) -> Result<(), ForgeError> {
+    ) -> Result<LineShape, ForgeError> {
         let trimmed = line.trim();
         let value: Value = match serde_json::from_str(trimmed) {
             Ok(v) => v,
@@ -166,7 +166,12 @@ impl Decoder for EchoDecoder {
                 if trimmed.starts_with('{') || trimmed.starts_with('[') {
                     return Err(ForgeError::parsing(line_no, line, e));
                 }
-                return Ok(());
+                // The same check as `RawJson::from_line`: the parse just failed.
+                return Ok(if trimmed.is_empty() {
+                    LineShape::Blank
+                } else {
+                    LineShape::Text
+                });
             }
         };
         let kind = str_field(&value, "type");
@@ -233,7 +238,7 @@ impl Decoder for EchoDecoder {
             },
         };
         self.emit(ev, out);
-        Ok(())
+        Ok(LineShape::Json)
     }
 
     fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {
