@@ -86,11 +86,11 @@ pub fn build_invocation(
     invocation.install_hint = Some(INSTALL_HINT.to_owned());
     invocation.env = env_for(settings, request, ctx);
     if let Some(run_home) = &ctx.home {
+        // A configured home is the caller's (pre-created, e.g. by the e2e harness): as is.
         let is_private = settings.home.as_deref() != Some(run_home.as_path());
-        if settings.copy_user_auth && is_private {
-            if let Some(user) = home::user_codex_home() {
-                invocation.files = home::copied_user_files(&user, &home::codex_home_in(run_home));
-            }
+        if is_private {
+            invocation.files =
+                home::private_home_files(&home::codex_home_in(run_home), settings.copy_user_auth);
         }
     }
     Ok(invocation)

@@ -4,7 +4,9 @@
 //! recorded fixtures and the e2e suite use. forge never invents a model provider there: either
 //! the caller pre-creates `<home>/.codex/config.toml` (the e2e harness does, with
 //! [`mock_provider_config`]) and passes it as `settings.home`, or `settings.copy_user_auth`
-//! copies the user's own `auth.json` and `config.toml` into a private per-run home.
+//! copies the user's own `auth.json` and `config.toml` into a private per-run home. A private
+//! home without them still gets a `config.toml` ([`PRIVATE_HOME_CONFIG`]): Codex exits 1 when
+//! `CODEX_HOME` names a directory that does not exist.
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +37,31 @@ pub fn user_codex_home() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|v| !v.is_empty())
         .map(|h| codex_home_in(Path::new(&h)))
+}
+
+/// `config.toml` of a private Codex home that copies nothing from the user: automation
+/// defaults only (no update check at start-up, no analytics), never a model provider.
+pub const PRIVATE_HOME_CONFIG: &str = "\
+# Written by forge for a private CODEX_HOME (nothing copied from the user's own).
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+";
+
+/// The files a private per-run Codex home starts with: the user's auth and config when
+/// `copy_user_auth` asks for them, else [`PRIVATE_HOME_CONFIG`]. Either way the process runner
+/// creates the directory (it creates a prepared file's parents even when a copy's source is
+/// missing), so `CODEX_HOME` never names a directory that does not exist.
+pub fn private_home_files(run_codex_home: &Path, copy_user_auth: bool) -> Vec<PreparedFile> {
+    let user = copy_user_auth.then(user_codex_home).flatten();
+    match user {
+        Some(user) => copied_user_files(&user, run_codex_home),
+        None => vec![PreparedFile {
+            path: run_codex_home.join("config.toml"),
+            source: FileSource::Contents(PRIVATE_HOME_CONFIG.as_bytes().to_vec()),
+        }],
+    }
 }
 
 /// Files that copy the user's auth and config into `run_codex_home`. Empty when the source
@@ -123,6 +150,22 @@ mod tests {
         assert_eq!(
             parsed["model_providers"]["mock"]["base_url"].as_str(),
             Some("http://127.0.0.1:9/v1")
+        );
+    }
+
+    #[test]
+    fn the_private_home_config_turns_off_start_up_checks_and_analytics() {
+        let parsed: toml::Table = toml::from_str(PRIVATE_HOME_CONFIG).unwrap();
+        assert_eq!(parsed["check_for_update_on_startup"].as_bool(), Some(false));
+        assert_eq!(parsed["analytics"]["enabled"].as_bool(), Some(false));
+        assert!(!parsed.contains_key("model_provider"));
+        let files = private_home_files(Path::new("/run/.codex"), false);
+        assert_eq!(
+            files,
+            vec![PreparedFile {
+                path: PathBuf::from("/run/.codex/config.toml"),
+                source: FileSource::Contents(PRIVATE_HOME_CONFIG.as_bytes().to_vec()),
+            }]
         );
     }
 

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use forge_adapter_codex::{CodexProvider, features::parse_version, home};
 use forge_domain::{ForgeError, PermissionMode, RunId, SessionId};
-use forge_ports::{FileSource, Invocation, InvocationContext, Provider, ProviderSettings};
+use forge_ports::{
+    FileSource, Invocation, InvocationContext, PreparedFile, Provider, ProviderSettings,
+};
 use proptest::prelude::*;
 use serde::Serialize;
 
@@ -162,17 +164,28 @@ fn a_private_home_gets_codex_home_and_the_users_auth() {
     let inv = provider.invocation(&request("hi"), &c).unwrap();
     assert!(inv.files.is_empty());
     assert_eq!(inv.env.set["CODEX_HOME"], "/srv/e2e-home/.codex");
+}
 
-    // Without copy_user_auth nothing is copied either.
+/// `isolate_home` without `copy_user_auth`: Codex exits 1 when `CODEX_HOME` does not exist,
+/// so the private home is created with a config of automation defaults (nothing copied).
+#[test]
+fn a_private_home_without_the_users_auth_is_created_with_default_config() {
     let provider = CodexProvider::new(settings());
-    c.home = Some("/tmp/private".into());
-    assert!(
-        provider
-            .invocation(&request("hi"), &c)
-            .unwrap()
-            .files
-            .is_empty()
+    let mut c = ctx();
+    c.home = Some("<WORKDIR>/.forgecode/runs/run-1/home".into());
+    let inv = provider.invocation(&request("hi"), &c).unwrap();
+    assert_eq!(
+        inv.env.set["CODEX_HOME"],
+        "<WORKDIR>/.forgecode/runs/run-1/home/.codex"
     );
+    assert_eq!(
+        inv.files,
+        vec![PreparedFile {
+            path: PathBuf::from("<WORKDIR>/.forgecode/runs/run-1/home/.codex/config.toml"),
+            source: FileSource::Contents(home::PRIVATE_HOME_CONFIG.as_bytes().to_vec()),
+        }]
+    );
+    check("private_home_defaults", &provider, &request("hi"), &c);
 }
 
 #[test]
