@@ -199,6 +199,26 @@ pub trait Decoder: Send {
     fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces;
 }
 
+/// A boxed decoder (what [`Provider::decoder`] returns) is a decoder.
+impl<D: Decoder + ?Sized> Decoder for Box<D> {
+    fn decode_line(
+        &mut self,
+        line_no: u64,
+        line: &str,
+        out: &mut Vec<AgentEvent>,
+    ) -> Result<LineShape, ForgeError> {
+        (**self).decode_line(line_no, line, out)
+    }
+
+    fn decode_document(&mut self, text: &str, out: &mut Vec<AgentEvent>) -> Vec<ForgeError> {
+        (**self).decode_document(text, out)
+    }
+
+    fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {
+        (**self).finish(exit)
+    }
+}
+
 #[async_trait]
 pub trait Provider: Send + Sync {
     fn id(&self) -> ProviderId;

@@ -4,6 +4,7 @@
 //! Fakes are adapters too: they implement the ports, so they live beside the real adapters
 //! and the use cases are tested against them.
 
+pub mod bench;
 pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;

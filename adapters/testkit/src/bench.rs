@@ -1,0 +1,154 @@
+//! The decode benchmark every provider adapter runs (`cargo bench -p <adapter> --bench
+//! decode`): a large real-format transcript, built by repeating the recorded fixture lines
+//! with varied ids, decoded in interleaved rounds against two baselines on the same lines:
+//! (a) `serde_json::from_str::<Value>` per line, (b) `from_str::<IgnoredAny>` per line (syntax
+//! only). Prints MB/s and the ratios against the issue's targets; asserts nothing about time.
+//!
+//! `FORGE_BENCH_ROUNDS=n` sets the rounds (best of each kept; default 7), and
+//! `FORGE_BENCH_ONLY=ours` runs only the decoder, for profiling it alone. The passes are
+//! separate, never-inlined functions so an instruction-count profile
+//! (`FORGE_BENCH_ROUNDS=1 valgrind --tool=callgrind <bench binary>`, then
+//! `callgrind_annotate --inclusive=yes <out> | grep _pass`) shows each one's cost.
+
+#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use forge_ports::Decoder;
+
+/// The size of the transcript the issues measure against.
+pub const TARGET_BYTES: usize = 40 * 1024 * 1024;
+
+/// The non-blank stdout lines of every recorded fixture transcript of `provider`.
+pub fn fixture_lines(provider: &str) -> Vec<String> {
+    crate::fixtures::transcripts(provider)
+        .iter()
+        .flat_map(|t| {
+            t.stdout
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `base` repeated until the lines add up to `target_bytes` (newlines counted), each round's
+/// copy passed through `vary(line, round)` so ids differ and nothing is cached by content.
+///
+/// # Panics
+/// When `base` is empty (no fixtures found: nothing to measure).
+pub fn repeat(
+    base: &[String],
+    target_bytes: usize,
+    vary: impl Fn(&str, u64) -> String,
+) -> Vec<String> {
+    assert!(
+        !base.is_empty(),
+        "no fixture lines to build a transcript from"
+    );
+    let mut lines = Vec::new();
+    let mut size = 0;
+    let mut round = 0u64;
+    while size < target_bytes {
+        for line in base {
+            let line = vary(line, round);
+            size += line.len() + 1;
+            lines.push(line);
+        }
+        round += 1;
+    }
+    lines
+}
+
+/// How many interleaved rounds: `FORGE_BENCH_ROUNDS`, else 7.
+pub fn rounds() -> usize {
+    std::env::var("FORGE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(7)
+}
+
+#[inline(never)]
+fn value_pass(lines: &[String]) {
+    for l in lines {
+        black_box(serde_json::from_str::<serde_json::Value>(l).ok());
+    }
+}
+
+#[inline(never)]
+fn syntax_pass(lines: &[String]) {
+    for l in lines {
+        black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).ok());
+    }
+}
+
+/// One run's decoding, as the runtime does it: line by line, then `finish`.
+#[inline(never)]
+fn decoder_pass<D: Decoder>(mut decoder: D, lines: &[String]) {
+    let mut out = Vec::with_capacity(16);
+    for (i, l) in lines.iter().enumerate() {
+        black_box(decoder.decode_line(i as u64 + 1, l, &mut out).ok());
+        out.clear();
+    }
+    black_box(decoder.finish(None));
+}
+
+fn time(pass: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    pass();
+    start.elapsed()
+}
+
+/// Runs the benchmark on `lines` with a fresh decoder from `new_decoder` per round, and
+/// prints the report under `provider`'s name.
+pub fn run<D: Decoder>(provider: &str, lines: &[String], new_decoder: impl Fn() -> D) {
+    let rounds = rounds();
+    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let mb = bytes as f64 / (1024.0 * 1024.0);
+    println!(
+        "{provider} decode bench: {} lines, {mb:.1} MB, best of {rounds}",
+        lines.len()
+    );
+    let only_ours = std::env::var("FORGE_BENCH_ONLY").is_ok_and(|v| v == "ours");
+    // Rounds interleave the three passes so a busy machine slows all of them alike; the
+    // best round of each is kept.
+    let (mut value, mut syntax, mut ours) = (Duration::MAX, Duration::MAX, Duration::MAX);
+    for _ in 0..rounds {
+        if !only_ours {
+            value = value.min(time(|| value_pass(lines)));
+            syntax = syntax.min(time(|| syntax_pass(lines)));
+        }
+        let decoder = new_decoder();
+        ours = ours.min(time(|| decoder_pass(decoder, lines)));
+    }
+    let rate = |d: Duration| mb / d.as_secs_f64();
+    println!("  serde_json::Value     {:8.1} MB/s", rate(value));
+    println!("  IgnoredAny (syntax)   {:8.1} MB/s", rate(syntax));
+    println!(
+        "  {:<21} {:8.1} MB/s",
+        format!("{provider} decoder"),
+        rate(ours)
+    );
+    println!(
+        "  ours / Value      = {:.2}x (target >= 2x)",
+        value.as_secs_f64() / ours.as_secs_f64()
+    );
+    println!(
+        "  ours / IgnoredAny = {:.2}x (target >= 0.5x)",
+        syntax.as_secs_f64() / ours.as_secs_f64()
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcripts_repeat_with_varied_lines_until_the_target_size() {
+        let base = vec!["{\"id\":\"a\"}".to_owned(), "x".to_owned()];
+        let lines = repeat(&base, 26, |l, round| l.replace('a', &round.to_string()));
+        assert_eq!(lines, ["{\"id\":\"0\"}", "x", "{\"id\":\"1\"}", "x"]);
+    }
+}
