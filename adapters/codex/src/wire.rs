@@ -96,8 +96,8 @@ pub fn leading_item_type(line: &str) -> Option<&str> {
 /// escape comes first (the plain search would be wrong) or there is no end. The strings
 /// here (kinds, ids) are a few plain bytes.
 fn plain_string_end(s: &str) -> Option<usize> {
-    let end = s.bytes().position(|b| b == b'"' || b == b'\\')?;
-    (s.as_bytes()[end] == b'"').then_some(end)
+    let end = memchr::memchr2(b'"', b'\\', s.as_bytes())?;
+    (s.as_bytes().get(end) == Some(&b'"')).then_some(end)
 }
 
 // The fast path's line shapes, one per kind (and per item type for the common items): each
