@@ -1,10 +1,15 @@
 //! `detect`: is claude installed, in a supported version, and logged in?
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
-use forge_domain::ForgeError;
-use forge_ports::{Detection, EnvSnapshot, Invocation, ProcessRunner, ProviderSettings};
+use forge_adapter_support::{
+    VersionProbe, probe_invocation, probe_version, record_version, start_detection,
+};
+use forge_ports::{
+    CapturedOutput, Detection, EnvSnapshot, Invocation, ProcessRunner, ProviderSettings,
+};
 
 use crate::argv::DEFAULT_BINARY;
 use crate::hints;
@@ -28,50 +33,43 @@ pub async fn detect(
     runner: &dyn ProcessRunner,
     env: &EnvSnapshot,
 ) -> Detection {
-    let binary = settings
-        .binary
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_BINARY));
-    let mut det = Detection {
-        provider: crate::ID.to_owned(),
-        binary: binary.to_string_lossy().into_owned(),
-        supported_range: SUPPORTED_VERSIONS.to_owned(),
-        ..Detection::default()
+    let started = start_detection(
+        crate::ID,
+        settings,
+        DEFAULT_BINARY,
+        SUPPORTED_VERSIONS,
+        runner,
+    );
+    let (mut det, path) = match started {
+        Ok(found) => found,
+        Err(mut det) => {
+            det.hints.push(not_found_hint(&det.binary));
+            return det;
+        }
     };
-    let Some(path) = runner.locate(&binary) else {
-        det.hints.push(not_found_hint(&det.binary));
-        return det;
-    };
-    det.path = Some(path.clone());
-
-    match runner
-        .output(probe(&path, settings, &["--version"]), PROBE_TIMEOUT)
-        .await
-    {
-        Ok(out) => match parse_version(&out.stdout) {
-            Some(version) => {
-                let supported = version_supported(&version);
-                if !supported {
-                    det.hints.push(format!(
-                        "claude {version} is outside the supported range {SUPPORTED_VERSIONS}: \
-                         install a 2.x release (npm i -g @anthropic-ai/claude-code@2)"
-                    ));
-                }
-                det.version = Some(version.to_string());
-                det.version_supported = Some(supported);
-            }
-            None => det.hints.push(format!(
-                "could not read a version from `claude --version` (stdout {:?}, stderr {:?})",
-                forge_domain::error::excerpt(out.stdout.trim(), 80),
-                forge_domain::error::excerpt(out.stderr.trim(), 80),
-            )),
-        },
-        Err(ForgeError::ExecutableNotFound { .. }) => {
+    let version_probe = probe(&path, settings, &["--version"]);
+    let read = |out: &CapturedOutput| parse_version(&out.stdout);
+    match probe_version(runner, version_probe, PROBE_TIMEOUT, read).await {
+        VersionProbe::Read(version) => {
+            let supported = version_supported(&version);
+            record_version(&mut det, &version, supported, || {
+                format!(
+                    "claude {version} is outside the supported range {SUPPORTED_VERSIONS}: \
+                     install a 2.x release (npm i -g @anthropic-ai/claude-code@2)"
+                )
+            });
+        }
+        VersionProbe::Unreadable(out) => det.hints.push(format!(
+            "could not read a version from `claude --version` (stdout {:?}, stderr {:?})",
+            forge_domain::error::excerpt(out.stdout.trim(), 80),
+            forge_domain::error::excerpt(out.stderr.trim(), 80),
+        )),
+        VersionProbe::NotFound(_) => {
             det.path = None;
             det.hints.push(not_found_hint(&det.binary));
             return det;
         }
-        Err(e) => det.hints.push(format!("`claude --version` failed: {e}")),
+        VersionProbe::Failed(e) => det.hints.push(format!("`claude --version` failed: {e}")),
     }
 
     authenticate(&mut det, &path, settings, runner, env).await;
@@ -142,15 +140,15 @@ struct AuthStatus {
 /// A short probe run with the configured home and environment, so it sees what runs see.
 fn probe(path: &Path, settings: &ProviderSettings, args: &[&str]) -> Invocation {
     let cwd = settings.home.clone().unwrap_or_else(std::env::temp_dir);
-    let mut inv = Invocation::new(path, args.iter().map(|a| (*a).to_owned()).collect(), cwd);
-    inv.env.set.insert("DISABLE_AUTOUPDATER".into(), "1".into());
+    let mut inv = probe_invocation(path, args, cwd, settings, hints::INSTALL);
+    // The configured variables win over these defaults.
+    let mut defaults = BTreeMap::from([("DISABLE_AUTOUPDATER".to_owned(), "1".to_owned())]);
     if let Some(run_home) = &settings.home {
-        inv.env.set.extend(home::env_vars(run_home));
+        defaults.extend(home::env_vars(run_home));
     }
-    inv.env
-        .set
-        .extend(settings.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    inv.install_hint = Some(hints::INSTALL.to_owned());
+    for (key, value) in defaults {
+        inv.env.set.entry(key).or_insert(value);
+    }
     inv
 }
 
@@ -163,12 +161,11 @@ fn not_found_hint(binary: &str) -> String {
 
 /// The leading `x.y.z` of `claude --version` (`2.1.330 (Claude Code)`).
 pub fn parse_version(stdout: &str) -> Option<semver::Version> {
-    let first = stdout.split_whitespace().next()?;
-    semver::Version::parse(first.trim_start_matches('v')).ok()
+    forge_adapter_support::parse_leading_version(stdout)
 }
 
 pub fn version_supported(version: &semver::Version) -> bool {
-    semver::VersionReq::parse(SUPPORTED_VERSIONS).is_ok_and(|req| req.matches(version))
+    forge_adapter_support::version_in_range(version, SUPPORTED_VERSIONS)
 }
 
 #[cfg(test)]

@@ -37,12 +37,8 @@ pub const PASSTHROUGH_KINDS: &[&str] = &["system/status", "system/thinking_token
 pub const ID: &str = "claude";
 
 /// [`ID`] as a checked id.
-#[expect(
-    clippy::expect_used,
-    reason = "\"claude\" satisfies the provider id rules (tested)"
-)]
 pub fn provider_id() -> ProviderId {
-    ProviderId::new(ID).expect("\"claude\" is a valid provider id")
+    forge_adapter_support::provider::checked_id(ID)
 }
 
 /// The Claude Code provider, configured by `settings`.

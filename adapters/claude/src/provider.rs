@@ -1,7 +1,7 @@
 //! `forge_ports::Provider` for Claude Code.
 
 use async_trait::async_trait;
-use forge_domain::{ExecutionRequest, ForgeError, PermissionMode, ProviderId};
+use forge_domain::{ExecutionRequest, ForgeError, PermissionMode};
 use forge_ports::{
     Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext, ProcessRunner,
     Provider, ProviderSettings,
@@ -31,9 +31,7 @@ impl ClaudeProvider {
 
 #[async_trait]
 impl Provider for ClaudeProvider {
-    fn id(&self) -> ProviderId {
-        crate::provider_id()
-    }
+    forge_adapter_support::provider_basics!(id: crate::provider_id(), install_hint: hints::INSTALL);
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
@@ -47,14 +45,6 @@ impl Provider for ClaudeProvider {
             append_system_prompt: true,
             permission_modes: PermissionMode::ALL.to_vec(),
         }
-    }
-
-    fn install_hint(&self) -> String {
-        hints::INSTALL.to_owned()
-    }
-
-    fn settings(&self) -> &ProviderSettings {
-        &self.settings
     }
 
     fn invocation(

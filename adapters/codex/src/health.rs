@@ -7,7 +7,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use forge_ports::{Detection, EnvSnapshot, Invocation, ProcessRunner, ProviderSettings};
+use forge_adapter_support::{
+    VersionProbe, probe_invocation, probe_version, record_version, start_detection,
+};
+use forge_ports::{CapturedOutput, Detection, EnvSnapshot, ProcessRunner, ProviderSettings};
 use semver::Version;
 
 use crate::argv::{DEFAULT_BINARY, INSTALL_HINT};
@@ -24,58 +27,47 @@ pub async fn detect(
     runner: &dyn ProcessRunner,
     env: &EnvSnapshot,
 ) -> (Detection, Option<Version>) {
-    let binary = settings
-        .binary
-        .clone()
-        .unwrap_or_else(|| DEFAULT_BINARY.into());
-    let mut det = Detection {
-        provider: crate::ID.to_owned(),
-        binary: binary.to_string_lossy().into_owned(),
-        supported_range: SUPPORTED_RANGE.to_owned(),
-        ..Detection::default()
+    let started = start_detection(crate::ID, settings, DEFAULT_BINARY, SUPPORTED_RANGE, runner);
+    let (mut det, path) = match started {
+        Ok(found) => found,
+        Err(mut det) => {
+            det.hints.push(format!(
+                "codex is not installed or not on PATH: {INSTALL_HINT}"
+            ));
+            return (det, None);
+        }
     };
-    let Some(path) = runner.locate(&binary) else {
-        det.hints.push(format!(
-            "codex is not installed or not on PATH: {INSTALL_HINT}"
-        ));
-        return (det, None);
-    };
-    det.path = Some(path.clone());
 
     let probe = |args: &[&str]| {
-        let mut inv = Invocation::new(
-            path.clone(),
-            args.iter().map(|a| (*a).to_owned()).collect(),
-            std::env::temp_dir(),
-        );
-        inv.env.set = settings.env.clone();
+        let mut inv = probe_invocation(&path, args, std::env::temp_dir(), settings, INSTALL_HINT);
         if let Some(home) = &settings.home {
             inv.env.set.insert(
                 CODEX_HOME_ENV.to_owned(),
                 codex_home_in(home).to_string_lossy().into_owned(),
             );
         }
-        inv.install_hint = Some(INSTALL_HINT.to_owned());
-        runner.output(inv, PROBE_TIMEOUT)
+        inv
     };
 
-    let version = match probe(&["--version"]).await {
-        Ok(out) => parse_version(&out.stdout).or_else(|| parse_version(&out.stderr)),
-        Err(e) => {
+    let read =
+        |out: &CapturedOutput| parse_version(&out.stdout).or_else(|| parse_version(&out.stderr));
+    let version = match probe_version(runner, probe(&["--version"]), PROBE_TIMEOUT, read).await {
+        VersionProbe::Read(v) => {
+            record_version(&mut det, &v, is_supported(&v), || {
+                format!(
+                    "codex {v} is outside the supported range {SUPPORTED_RANGE}: npm i -g @openai/codex@0.169.0"
+                )
+            });
+            Some(v)
+        }
+        VersionProbe::Unreadable(_) => None,
+        // A binary gone since `locate` is one more failure here: the auth checks still run.
+        VersionProbe::NotFound(e) | VersionProbe::Failed(e) => {
             det.hints.push(format!("`codex --version` failed: {e}"));
             None
         }
     };
-    if let Some(v) = &version {
-        det.version = Some(v.to_string());
-        let ok = is_supported(v);
-        det.version_supported = Some(ok);
-        if !ok {
-            det.hints.push(format!(
-                "codex {v} is outside the supported range {SUPPORTED_RANGE}: npm i -g @openai/codex@0.169.0"
-            ));
-        }
-    } else if det.hints.is_empty() {
+    if version.is_none() && det.hints.is_empty() {
         det.hints
             .push("could not read the codex version from `codex --version`".to_owned());
     }
@@ -116,7 +108,10 @@ pub async fn detect(
         }
         return (det, version);
     }
-    match probe(&["login", "status"]).await {
+    match runner
+        .output(probe(&["login", "status"]), PROBE_TIMEOUT)
+        .await
+    {
         Ok(out) => {
             let text = first_line(&out.stdout).or_else(|| first_line(&out.stderr));
             det.auth_detail = text.map(str::to_owned);

@@ -39,7 +39,7 @@ pub const ID: &str = "codex";
 
 /// The provider id `codex`.
 pub fn provider_id() -> ProviderId {
-    ProviderId::new(ID).unwrap_or_else(|_| unreachable!("`codex` is a valid provider id"))
+    forge_adapter_support::provider::checked_id(ID)
 }
 
 /// The Codex provider, configured by `settings`.

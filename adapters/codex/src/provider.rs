@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
-use forge_domain::{ExecutionRequest, ForgeError, PermissionMode, ProviderId, SessionId, Usage};
+use forge_domain::{ExecutionRequest, ForgeError, PermissionMode, SessionId, Usage};
 use forge_ports::{
     Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext, ProcessRunner,
     Provider, ProviderSettings,
@@ -65,9 +65,7 @@ impl CodexProvider {
 
 #[async_trait]
 impl Provider for CodexProvider {
-    fn id(&self) -> ProviderId {
-        crate::provider_id()
-    }
+    forge_adapter_support::provider_basics!(id: crate::provider_id(), install_hint: INSTALL_HINT);
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
@@ -83,14 +81,6 @@ impl Provider for CodexProvider {
             append_system_prompt: self.features().developer_instructions,
             permission_modes: PermissionMode::ALL.to_vec(),
         }
-    }
-
-    fn install_hint(&self) -> String {
-        INSTALL_HINT.to_owned()
-    }
-
-    fn settings(&self) -> &ProviderSettings {
-        &self.settings
     }
 
     fn invocation(

@@ -3,9 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use forge_domain::ForgeError;
-use forge_ports::{Detection, EnvSnapshot, Invocation, ProcessRunner, ProviderSettings};
-use semver::{Version, VersionReq};
+use forge_adapter_support::{
+    VersionProbe, probe_invocation, probe_version, record_version, start_detection,
+};
+use forge_ports::{CapturedOutput, Detection, EnvSnapshot, ProcessRunner, ProviderSettings};
+use semver::Version;
 
 use crate::argv::{DEFAULT_BINARY, INSTALL_HINT};
 
@@ -19,58 +21,40 @@ pub async fn detect(
     runner: &dyn ProcessRunner,
     env: &EnvSnapshot,
 ) -> Detection {
-    let binary = settings
-        .binary
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_BINARY));
-    let mut det = Detection {
-        provider: crate::ID.to_owned(),
-        binary: binary.to_string_lossy().into_owned(),
-        supported_range: SUPPORTED_RANGE.to_owned(),
-        ..Detection::default()
+    let started = start_detection(crate::ID, settings, DEFAULT_BINARY, SUPPORTED_RANGE, runner);
+    let (mut det, path) = match started {
+        Ok(found) => found,
+        Err(mut det) => {
+            det.hints.push(not_found_hint());
+            return det;
+        }
     };
-    let Some(path) = runner.locate(&binary) else {
-        det.hints.push(format!(
-            "gemini CLI not found: install it with `{INSTALL_HINT}`"
-        ));
-        return det;
-    };
-    det.path = Some(path.clone());
 
     let cwd = env
         .get("HOME")
         .map_or_else(|| PathBuf::from("/"), PathBuf::from);
-    let mut inv = Invocation::new(&path, vec!["--version".to_owned()], cwd);
-    inv.env
-        .set
-        .extend(settings.env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    inv.install_hint = Some(INSTALL_HINT.to_owned());
-    match runner.output(inv, VERSION_TIMEOUT).await {
-        Ok(out) => match parse_version(&out.stdout).or_else(|| parse_version(&out.stderr)) {
-            Some(version) => {
-                let supported = in_range(&version);
-                det.version = Some(version.to_string());
-                det.version_supported = Some(supported);
-                if !supported {
-                    det.hints.push(format!(
-                        "gemini {version} is outside the supported range {SUPPORTED_RANGE}: \
-                         install a supported one with `npm i -g @google/gemini-cli@0.61.0`"
-                    ));
-                }
-            }
-            None => det.hints.push(format!(
-                "`{} --version` printed no version (exit {:?}): reinstall with `{INSTALL_HINT}`",
-                det.binary, out.code
-            )),
-        },
-        Err(ForgeError::ExecutableNotFound { .. }) => {
+    let inv = probe_invocation(&path, &["--version"], cwd, settings, INSTALL_HINT);
+    let read =
+        |out: &CapturedOutput| parse_version(&out.stdout).or_else(|| parse_version(&out.stderr));
+    match probe_version(runner, inv, VERSION_TIMEOUT, read).await {
+        VersionProbe::Read(version) => {
+            record_version(&mut det, &version, in_range(&version), || {
+                format!(
+                    "gemini {version} is outside the supported range {SUPPORTED_RANGE}: \
+                     install a supported one with `npm i -g @google/gemini-cli@0.61.0`"
+                )
+            });
+        }
+        VersionProbe::Unreadable(out) => det.hints.push(format!(
+            "`{} --version` printed no version (exit {:?}): reinstall with `{INSTALL_HINT}`",
+            det.binary, out.code
+        )),
+        VersionProbe::NotFound(_) => {
             det.path = None;
-            det.hints.push(format!(
-                "gemini CLI not found: install it with `{INSTALL_HINT}`"
-            ));
+            det.hints.push(not_found_hint());
             return det;
         }
-        Err(e) => det.hints.push(format!(
+        VersionProbe::Failed(e) => det.hints.push(format!(
             "`{} --version` failed ({e}): check the installation (`{INSTALL_HINT}`)",
             det.binary
         )),
@@ -83,19 +67,18 @@ pub async fn detect(
     det
 }
 
+fn not_found_hint() -> String {
+    format!("gemini CLI not found: install it with `{INSTALL_HINT}`")
+}
+
 /// The first `x.y.z` token of `text` (`0.61.0`, `v0.61.0`, `gemini 0.62.0-preview.1`).
 pub fn parse_version(text: &str) -> Option<Version> {
-    text.split_whitespace()
-        .map(|t| t.trim_start_matches('v'))
-        .find_map(|t| Version::parse(t).ok())
+    forge_adapter_support::parse_version(text)
 }
 
 /// Range check that lets pre-releases (`0.62.0-preview.1`) count as their release.
 pub fn in_range(version: &Version) -> bool {
-    let Ok(req) = VersionReq::parse(SUPPORTED_RANGE) else {
-        return false;
-    };
-    req.matches(&Version::new(version.major, version.minor, version.patch))
+    forge_adapter_support::release_in_range(version, SUPPORTED_RANGE)
 }
 
 fn non_empty(env: &EnvSnapshot, key: &str) -> bool {

@@ -61,8 +61,7 @@ pub const ID: &str = "gemini";
 
 /// [`ID`] as a checked id.
 pub fn provider_id() -> ProviderId {
-    // `ID` is a valid provider id: lowercase ASCII letters only.
-    ProviderId::new(ID).unwrap_or_else(|_| unreachable!("{ID:?} is a valid provider id"))
+    forge_adapter_support::provider::checked_id(ID)
 }
 
 /// The provider, built from its settings.

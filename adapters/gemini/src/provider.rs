@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use async_trait::async_trait;
-use forge_domain::{ExecutionRequest, ForgeError, PermissionMode, ProviderId};
+use forge_domain::{ExecutionRequest, ForgeError, PermissionMode};
 use forge_ports::{
     Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext, ProcessRunner,
     Provider, ProviderSettings,
@@ -51,9 +51,7 @@ impl GeminiProvider {
 
 #[async_trait]
 impl Provider for GeminiProvider {
-    fn id(&self) -> ProviderId {
-        crate::provider_id()
-    }
+    forge_adapter_support::provider_basics!(id: crate::provider_id(), install_hint: INSTALL_HINT);
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
@@ -68,14 +66,6 @@ impl Provider for GeminiProvider {
             append_system_prompt: false,
             permission_modes: PermissionMode::ALL.to_vec(),
         }
-    }
-
-    fn install_hint(&self) -> String {
-        INSTALL_HINT.to_owned()
-    }
-
-    fn settings(&self) -> &ProviderSettings {
-        &self.settings
     }
 
     fn invocation(
