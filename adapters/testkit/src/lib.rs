@@ -9,3 +9,4 @@ pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;
 pub mod props;
+pub mod reorder;

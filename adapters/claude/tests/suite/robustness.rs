@@ -250,38 +250,5 @@ fn the_kind_prefix_path_agrees_with_the_general_path() {
         ]
         .map(str::to_owned),
     );
-    // Keys sorted (serde_json's map order): `type` is no longer first.
-    let reordered: Vec<String> = lines
-        .iter()
-        .map(|l| match serde_json::from_str::<serde_json::Value>(l) {
-            Ok(v) => v.to_string(),
-            Err(_) => l.clone(),
-        })
-        .collect();
-    let decode = |lines: &[String]| {
-        let mut decoder = provider().decoder(&request("p"));
-        let mut out = Vec::new();
-        let errors: Vec<u64> = lines
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| decoder.decode_line(i as u64 + 1, l, &mut out).err())
-            .map(|e| match e {
-                ForgeError::Parsing { line, .. } => line,
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        // Raw JSON (tool inputs, unknown lines) compared as values: key order differs.
-        let events: Vec<serde_json::Value> = out
-            .iter()
-            .map(|e| serde_json::to_value(e).unwrap())
-            .collect();
-        (events, errors)
-    };
-    let (prefixed, prefixed_errors) = decode(&lines);
-    let (general, general_errors) = decode(&reordered);
-    assert_eq!(prefixed_errors, general_errors);
-    assert_eq!(prefixed.len(), general.len());
-    for (a, b) in prefixed.iter().zip(&general) {
-        assert_eq!(a, b);
-    }
+    forge_testkit::reorder::assert_paths_agree(|| provider().decoder(&request("p")), &lines);
 }
