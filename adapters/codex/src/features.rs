@@ -109,17 +109,13 @@ impl Default for CliFeatures {
 
 /// Parses `codex --version` output (`codex-cli 0.169.0`): the first token that is a version.
 pub fn parse_version(output: &str) -> Option<Version> {
-    output
-        .split_whitespace()
-        .map(|t| t.trim_start_matches('v'))
-        .find_map(|t| Version::parse(t).ok())
+    forge_adapter_support::version::parse_version(output)
 }
 
 /// Whether `version` lies in [`SUPPORTED_RANGE`] (pre-release tags ignored, so
 /// `0.170.0-alpha.2` counts as `0.170.0`).
 pub fn is_supported(version: &Version) -> bool {
-    let plain = Version::new(version.major, version.minor, version.patch);
-    semver::VersionReq::parse(SUPPORTED_RANGE).is_ok_and(|req| req.matches(&plain))
+    forge_adapter_support::version::release_in_range(version, SUPPORTED_RANGE)
 }
 
 #[cfg(test)]
