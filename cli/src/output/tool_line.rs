@@ -36,6 +36,16 @@ pub fn summarize_input(name: &str, input: &Value) -> String {
         "url",
         "description",
     ];
+    // Codex file changes: `{"changes":[{"path":…,"kind":"add"},…]}` → the paths.
+    if let Some(Value::Array(changes)) = input.get("changes") {
+        let paths: Vec<&str> = changes
+            .iter()
+            .filter_map(|c| c.get("path")?.as_str())
+            .collect();
+        if !paths.is_empty() {
+            return one_line(&paths.join(" "), SUMMARY_CHARS);
+        }
+    }
     let text = KEYS
         .iter()
         .find_map(|k| match input.get(k)? {
@@ -112,6 +122,15 @@ mod tests {
                 Some(0),
             ),
             "✓ shell  ls -la",
+        );
+        check(
+            call(
+                ToolKind::FileWrite,
+                json!({"changes": [{"path": "/w/a.txt", "kind": "add"}, {"path": "/w/b.rs", "kind": "update"}]}),
+                ToolCallStatus::Completed,
+                None,
+            ),
+            "✓ file_write  /w/a.txt /w/b.rs",
         );
         check(
             call(
