@@ -146,6 +146,39 @@ fn domain_depends_on_pure_crates_only_and_ports_name_no_runtime() {
 }
 
 #[test]
+fn provider_adapters_are_translators_without_a_runtime() {
+    let translators = [
+        "forge-adapter-claude",
+        "forge-adapter-codex",
+        "forge-adapter-gemini",
+        "forge-adapter-support",
+    ];
+    let banned = [
+        "tokio",
+        "tokio-util",
+        "nix",
+        "libc",
+        "axum",
+        "reqwest",
+        "hyper",
+    ];
+    for p in packages() {
+        if translators.contains(&p.name.as_str()) {
+            let bad: Vec<&String> = p
+                .normal_deps
+                .iter()
+                .filter(|d| banned.contains(&d.as_str()))
+                .collect();
+            assert!(
+                bad.is_empty(),
+                "{} translates and never runs anything; it depends on {bad:?}",
+                p.name
+            );
+        }
+    }
+}
+
+#[test]
 fn domain_sources_do_no_io() {
     let banned = [
         "std::fs",
