@@ -107,74 +107,57 @@ fn dependency_arrows_point_inward() {
     );
 }
 
+/// Runtime and I/O crates: only the adapters that do I/O (process, fs, fakemodel, …), app
+/// and cli may name them.
+const RUNTIME_CRATES: [&str; 7] = [
+    "tokio",
+    "tokio-util",
+    "nix",
+    "libc",
+    "axum",
+    "reqwest",
+    "hyper",
+];
+
+/// The normal dependencies of `package` that `allowed` refuses.
+fn refused_deps(package: &str, allowed: impl Fn(&str) -> bool) -> Vec<String> {
+    packages()
+        .into_iter()
+        .filter(|p| p.name == package)
+        .flat_map(|p| p.normal_deps)
+        .filter(|d| !allowed(d))
+        .collect()
+}
+
 #[test]
 fn domain_depends_on_pure_crates_only_and_ports_name_no_runtime() {
-    let allowed_in_domain = ["serde", "serde_json", "thiserror"];
-    let banned_in_ports = [
-        "tokio",
-        "tokio-util",
-        "nix",
-        "libc",
-        "axum",
-        "reqwest",
-        "hyper",
-    ];
-    for p in packages() {
-        if p.name == "forge-domain" {
-            let impure: Vec<&String> = p
-                .normal_deps
-                .iter()
-                .filter(|d| !allowed_in_domain.contains(&d.as_str()))
-                .collect();
-            assert!(
-                impure.is_empty(),
-                "forge-domain must stay pure; it depends on {impure:?}"
-            );
-        }
-        if p.name == "forge-ports" {
-            let bad: Vec<&String> = p
-                .normal_deps
-                .iter()
-                .filter(|d| banned_in_ports.contains(&d.as_str()))
-                .collect();
-            assert!(
-                bad.is_empty(),
-                "forge-ports names no runtime or I/O crate; it depends on {bad:?}"
-            );
-        }
-    }
+    let impure = refused_deps("forge-domain", |d| {
+        ["serde", "serde_json", "thiserror"].contains(&d)
+    });
+    assert!(
+        impure.is_empty(),
+        "forge-domain must stay pure; it depends on {impure:?}"
+    );
+    let bad = refused_deps("forge-ports", |d| !RUNTIME_CRATES.contains(&d));
+    assert!(
+        bad.is_empty(),
+        "forge-ports names no runtime or I/O crate; it depends on {bad:?}"
+    );
 }
 
 #[test]
 fn provider_adapters_are_translators_without_a_runtime() {
-    let translators = [
+    for translator in [
         "forge-adapter-claude",
         "forge-adapter-codex",
         "forge-adapter-gemini",
         "forge-adapter-support",
-    ];
-    let banned = [
-        "tokio",
-        "tokio-util",
-        "nix",
-        "libc",
-        "axum",
-        "reqwest",
-        "hyper",
-    ];
-    for p in packages() {
-        if translators.contains(&p.name.as_str()) {
-            let bad: Vec<&String> = p
-                .normal_deps
-                .iter()
-                .filter(|d| banned.contains(&d.as_str()))
-                .collect();
-            assert!(
-                bad.is_empty(),
-                "{} translates and never runs anything; it depends on {bad:?}",
-                p.name
-            );
-        }
+    ] {
+        let bad = refused_deps(translator, |d| !RUNTIME_CRATES.contains(&d));
+        assert!(
+            bad.is_empty(),
+            "{translator} translates and never runs anything; it depends on {bad:?}"
+        );
     }
 }
 
