@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use forge_domain::{ExecutionRequest, ForgeError, PermissionMode};
+use forge_domain::{ExecutionMode, ExecutionRequest, ForgeError, PermissionMode};
 use forge_ports::{EnvSpec, Invocation, InvocationContext, ProviderSettings};
 
 use crate::hints;
@@ -48,6 +48,16 @@ pub fn build(
     let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
         .map(str::to_owned)
         .to_vec();
+    // A streaming caller wants text as it is generated, not block by block; the decoder
+    // drops the whole blocks that repeat the deltas, so content is not doubled.
+    if request.mode == ExecutionMode::Stream
+        && !request
+            .extra_args
+            .iter()
+            .any(|a| a == "--include-partial-messages")
+    {
+        args.push("--include-partial-messages".to_owned());
+    }
     if let Some(model) = request.model.as_ref().or(settings.model.as_ref()) {
         push(&mut args, "--model", model.clone());
     }

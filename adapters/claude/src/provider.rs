@@ -35,7 +35,7 @@ impl Provider for ClaudeProvider {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            // With `--include-partial-messages` (extra args); whole blocks otherwise.
+            // In stream mode (`--include-partial-messages`); whole blocks in run mode.
             streams_text_deltas: true,
             max_turns: true,
             max_budget: true,

@@ -201,3 +201,32 @@ fn requests_claude_cannot_honour_are_refused() {
         assert!(matches!(err, ForgeError::InvalidRequest { .. }), "{err:?}");
     }
 }
+
+#[test]
+fn a_streaming_request_asks_for_partial_messages_once() {
+    let mut req = request("hi");
+    req.mode = forge_domain::ExecutionMode::Stream;
+    let inv = provider().invocation(&req, &ctx(None)).unwrap();
+    assert_eq!(
+        inv.args
+            .iter()
+            .filter(|a| *a == "--include-partial-messages")
+            .count(),
+        1
+    );
+
+    req.extra_args = vec!["--include-partial-messages".to_owned()];
+    let inv = provider().invocation(&req, &ctx(None)).unwrap();
+    assert_eq!(
+        inv.args
+            .iter()
+            .filter(|a| *a == "--include-partial-messages")
+            .count(),
+        1
+    );
+
+    req.mode = forge_domain::ExecutionMode::Run;
+    req.extra_args.clear();
+    let inv = provider().invocation(&req, &ctx(None)).unwrap();
+    assert!(!inv.args.iter().any(|a| a == "--include-partial-messages"));
+}
