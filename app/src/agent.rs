@@ -234,23 +234,18 @@ impl CodeAgent {
         let canceller = RunCanceller::new();
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         let provider = request.provider.clone();
-        match self.plan(request) {
+        let (run_id, task) = match self.plan(request) {
             Ok(plan) => {
                 let run_id = plan.run_id.clone();
-                let task = tokio::spawn(execute(
+                let run = execute(
                     self.inner.runtime.clone(),
                     plan,
                     Some(tx),
                     canceller.clone(),
-                ));
-                RunHandle {
-                    run_id,
-                    provider,
-                    events: rx,
-                    canceller,
-                    task,
-                }
+                );
+                (run_id, tokio::spawn(run))
             }
+            // Refused before it started (unknown provider): the handle yields that result.
             Err(result) => {
                 let result = *result;
                 let run_id = result
@@ -258,15 +253,15 @@ impl CodeAgent {
                     .run_id
                     .clone()
                     .unwrap_or_else(|| self.inner.runtime.ids.run_id());
-                let task = tokio::spawn(async move { result });
-                RunHandle {
-                    run_id,
-                    provider,
-                    events: rx,
-                    canceller,
-                    task,
-                }
+                (run_id, tokio::spawn(async move { result }))
             }
+        };
+        RunHandle {
+            run_id,
+            provider,
+            events: rx,
+            canceller,
+            task,
         }
     }
 

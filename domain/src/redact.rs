@@ -85,12 +85,35 @@ impl Redactor {
                 out = Cow::Owned(out.replace(secret.as_str(), MASK));
             }
         }
-        if TOKEN_PREFIXES.iter().any(|p| out.contains(p)) {
+        if has_token_prefix(&out) {
             out = Cow::Owned(mask_token_shapes(&out));
         }
         out
     }
 }
+
+/// One pass over the bytes instead of one substring search per prefix: this runs on every
+/// line of every log, so the common case (no token anywhere) must stay cheap.
+fn has_token_prefix(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, b)| {
+        PREFIX_FIRST_BYTES[usize::from(*b)]
+            && TOKEN_PREFIXES
+                .iter()
+                .any(|p| bytes[i..].starts_with(p.as_bytes()))
+    })
+}
+
+/// Which bytes start some token prefix, derived from [`TOKEN_PREFIXES`] at compile time.
+const PREFIX_FIRST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < TOKEN_PREFIXES.len() {
+        table[TOKEN_PREFIXES[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 fn is_token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'
