@@ -89,11 +89,8 @@ impl LineState<'_> {
     fn take(&mut self, item: Result<Option<StdoutItem>, ForgeError>) -> bool {
         match item {
             Ok(Some(StdoutItem::Line { line_no, text })) => {
-                if text.trim().is_empty() {
-                    return true;
-                }
-                // The decoder says whether the line was one JSON document: the raw line is
-                // kept without a second syntax pass. Its shape is unknown only after an error.
+                // The decoder says whether the line was blank (kept nowhere) or one JSON
+                // document (kept without a second syntax pass). Its shape is unknown only after an error.
                 match self.decoder.decode_line(line_no, &text, self.batch) {
                     Ok(shape) => self.raw_events.extend(shape.raw_line(&text)),
                     Err(e) => {

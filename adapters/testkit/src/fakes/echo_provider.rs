@@ -157,6 +157,9 @@ impl Decoder for EchoDecoder {
         out: &mut Vec<AgentEvent>,
     ) -> Result<LineShape, ForgeError> {
         let trimmed = line.trim();
+        if trimmed.is_empty() {
+            return Ok(LineShape::Blank);
+        }
         let value: Value = match serde_json::from_str(trimmed) {
             Ok(v) => v,
             Err(e) => {
@@ -166,12 +169,7 @@ impl Decoder for EchoDecoder {
                 if trimmed.starts_with('{') || trimmed.starts_with('[') {
                     return Err(ForgeError::parsing(line_no, line, e));
                 }
-                // The same check as `RawJson::from_line`: the parse just failed.
-                return Ok(if trimmed.is_empty() {
-                    LineShape::Blank
-                } else {
-                    LineShape::Text
-                });
+                return Ok(LineShape::Text);
             }
         };
         let kind = str_field(&value, "type");
