@@ -49,21 +49,19 @@ impl RawJson {
     /// JSON object from borrowed parts without a `Value` tree. `null` if it cannot serialise
     /// (a map with non-string keys, say).
     pub fn from_serialize<T: Serialize + ?Sized>(value: &T) -> Self {
-        thread_local! {
-            // Written into a reused buffer, then copied once into the shared text: writing
-            // a `String` and converting it would allocate twice.
-            static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-        }
-        let shared = SCRATCH.with(|scratch| {
-            // A nested call (a `Serialize` impl that builds a RawJson) gets a fresh buffer.
-            let mut fresh = Vec::new();
-            let mut guard = scratch.try_borrow_mut().ok();
-            let buf = guard.as_deref_mut().unwrap_or(&mut fresh);
-            buf.clear();
-            serde_json::to_writer(&mut *buf, value).ok()?;
-            std::str::from_utf8(buf).ok().map(Arc::from)
+        written(|buf| serde_json::to_writer(buf, value).ok()).map_or_else(RawJson::null, RawJson)
+    }
+
+    /// JSON spliced together from pieces the caller has just parsed (punctuation, keys and
+    /// string literals copied from a valid line): one allocation, no escaping pass.
+    pub fn from_parsed_parts(parts: &[&str]) -> Self {
+        let text = written(|buf| {
+            for part in parts {
+                buf.extend_from_slice(part.as_bytes());
+            }
+            Some(())
         });
-        shared.map_or_else(RawJson::null, RawJson)
+        text.map_or_else(RawJson::null, RawJson)
     }
 
     /// From an already-built value.
@@ -111,6 +109,23 @@ impl<'de> Deserialize<'de> for RawJson {
         let value = serde_json::Value::deserialize(d)?;
         Ok(RawJson::from_value(&value))
     }
+}
+
+/// Text written by `write` into a reused buffer, then copied once into shared text: writing
+/// a `String` and converting it would allocate twice.
+fn written(write: impl FnOnce(&mut Vec<u8>) -> Option<()>) -> Option<Arc<str>> {
+    thread_local! {
+        static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with(|scratch| {
+        // A nested call (a `Serialize` impl that builds a RawJson) gets a fresh buffer.
+        let mut fresh = Vec::new();
+        let mut guard = scratch.try_borrow_mut().ok();
+        let buf = guard.as_deref_mut().unwrap_or(&mut fresh);
+        buf.clear();
+        write(buf)?;
+        std::str::from_utf8(buf).ok().map(Arc::from)
+    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use forge_domain::{
 use forge_ports::{Decoder, LineShape, ProcessExit, ProviderSettings, ResultPieces};
 
 use crate::items::{InputFields, ToolItem, tool_input};
+use crate::layout::{Hot, HotItem};
 use crate::retry::parse_reconnect;
 use crate::wire::{
     CommandItem, ErrorLine, FileChangeItem, ItemLine, ItemOf, Line, Message, MessageItem,
@@ -221,6 +222,65 @@ impl CodexDecoder {
         Ok(())
     }
 
+    /// A line the layout fast path read (`layout.rs`).
+    fn on_hot(&mut self, hot: Hot<'_>, out: &mut Vec<AgentEvent>) {
+        let (phase, item) = match hot {
+            Hot::TurnStarted => {
+                self.turns += 1;
+                return;
+            }
+            Hot::ThreadStarted { thread_id } => {
+                return self.on_thread_started(Some(&thread_id), out);
+            }
+            Hot::TurnCompleted { usage } => return self.on_turn_completed(usage, out),
+            Hot::Item { phase, item } => (phase, item),
+        };
+        let completed = phase == "item.completed";
+        match item {
+            HotItem::Message { kind, text } => {
+                self.on_message_item(kind, completed, Some(text), out);
+            }
+            HotItem::Command {
+                id,
+                command,
+                output,
+                exit_code,
+                status,
+            } => {
+                let tool = ToolItem {
+                    id: Some(id),
+                    status: Some(status),
+                    exit_code,
+                    output: Some(output),
+                    error: None,
+                    result: None,
+                    changes: None,
+                };
+                // The command's literal is valid JSON already: spliced in, not re-escaped.
+                let input =
+                    || RawJson::from_parsed_parts(&["{\"command\":", command.literal(), "}"]);
+                self.on_tool_item("command_execution", completed, tool, input, out);
+            }
+            HotItem::FileChange {
+                id,
+                changes,
+                status,
+            } => {
+                let tool = ToolItem {
+                    id: Some(id),
+                    status: Some(status),
+                    exit_code: None,
+                    output: None,
+                    error: None,
+                    result: None,
+                    changes: Some(changes),
+                };
+                let input = || RawJson::from_parsed_parts(&["{\"changes\":", changes.get(), "}"]);
+                self.on_tool_item("file_change", completed, tool, input, out);
+            }
+        }
+    }
+
     fn on_turn_failed_line(&mut self, error: Option<Message<'_>>, out: &mut Vec<AgentEvent>) {
         let message = error
             .and_then(|e| e.message)
@@ -327,10 +387,19 @@ impl Decoder for CodexDecoder {
         // reading the last byte first would fetch a long line's far end out of order.
         // Paths that keep the text strip the `\r` themselves. Every `Ok` below follows a
         // parse of the whole line, so it is one JSON document.
-        let trimmed = line.trim_start();
+        // Codex starts every line with `{`: trimming is for the others.
+        let trimmed = if line.starts_with('{') {
+            line
+        } else {
+            line.trim_start()
+        };
         match trimmed.as_bytes().first() {
             None => Ok(LineShape::Blank),
             Some(b'{') => {
+                if let Some(hot) = crate::layout::read(trimmed) {
+                    self.on_hot(hot, out);
+                    return Ok(LineShape::Json);
+                }
                 if let Some(kind) = leading_type(trimmed) {
                     if self.read_kind(kind, trimmed, out).is_ok() {
                         return Ok(LineShape::Json);

@@ -59,7 +59,7 @@ impl<'a> Cursor<'a> {
         let mut at = 1;
         let mut escaped = false;
         loop {
-            let stop = at + memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+            let stop = at + find_quote_or_backslash(bytes.get(at..)?)?;
             if has_control(bytes.get(at..stop)?) {
                 return None;
             }
@@ -83,8 +83,10 @@ impl<'a> Cursor<'a> {
             .take_while(|b| b.is_ascii_digit())
             .count();
         let end = sign + digits;
-        // JSON has no leading zeros, and a fraction or exponent makes it no integer.
-        let leading_zero = digits > 1 && bytes.get(sign) == Some(&b'0');
+        // JSON has no leading zeros, and a fraction or exponent makes it no integer;
+        // `serde_json` reads `-0` as a float.
+        let zero_first = bytes.get(sign) == Some(&b'0');
+        let leading_zero = zero_first && (digits > 1 || sign == 1);
         if digits == 0 || leading_zero || matches!(bytes.get(end), Some(b'.' | b'e' | b'E')) {
             return None;
         }
@@ -181,6 +183,19 @@ impl<'a> JsonStr<'a> {
     }
 }
 
+/// Where the first `"` or `\\` in `bytes` is. Most strings in these lines (keys' values:
+/// ids, kinds, statuses) are a few bytes long, where a plain loop beats setting up a vector
+/// search; longer ones get `memchr`.
+fn find_quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    const SHORT: usize = 16;
+    let head = bytes.get(..SHORT).unwrap_or(bytes);
+    if let Some(at) = head.iter().position(|&b| b == b'"' || b == b'\\') {
+        return Some(at);
+    }
+    let tail = bytes.get(SHORT..)?;
+    memchr::memchr2(b'"', b'\\', tail).map(|at| at + SHORT)
+}
+
 /// Whether `bytes` hold a raw control character, which JSON strings may not. No early
 /// exit, so the loop vectorises.
 fn has_control(bytes: &[u8]) -> bool {
@@ -254,7 +269,16 @@ mod tests {
         assert_eq!(int("0}"), Some(0));
         assert_eq!(int("-12,"), Some(-12));
         assert_eq!(int("9223372036854775807"), Some(i64::MAX));
-        for bad in ["01", "-", "1.5", "1e3", "x", "", "99999999999999999999"] {
+        for bad in [
+            "01",
+            "-0",
+            "-",
+            "1.5",
+            "1e3",
+            "x",
+            "",
+            "99999999999999999999",
+        ] {
             assert_eq!(int(bad), None, "{bad}");
         }
         assert_eq!(Cursor::new("-1").uint(), None);
@@ -264,7 +288,10 @@ mod tests {
     #[test]
     fn nested_values_are_validated_and_kept_verbatim() {
         let mut c = Cursor::new(r#"{"a":[1,{"b":null}]},"x":1"#);
-        assert_eq!(c.value().map(RawValue::get), Some(r#"{"a":[1,{"b":null}]}"#));
+        assert_eq!(
+            c.value().map(RawValue::get),
+            Some(r#"{"a":[1,{"b":null}]}"#)
+        );
         assert_eq!(c.rest(), r#","x":1"#);
         assert!(Cursor::new(r#"{"a":}"#).value().is_none());
         assert!(Cursor::new(r#" {"a":1}"#).value().is_none());

@@ -116,7 +116,7 @@ fn the_seed_lines_walk_to_the_end() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(4096))]
+    #![proptest_config(ProptestConfig::with_cases(16384))]
 
     #[test]
     fn whatever_the_cursor_reads_serde_json_reads_alike(line in mutated()) {

@@ -1,0 +1,164 @@
+//! The fast path: Codex's hot lines read by their layout, in one validating pass.
+//!
+//! `codex exec --json` serialises each event with serde, so keys come in the order of the
+//! structs in codex-rs/exec/src/exec_events.rs (checked against the 0.169 fixtures):
+//!
+//! ```text
+//! {"type":"thread.started","thread_id":"…"}
+//! {"type":"turn.started"}
+//! {"type":"turn.completed","usage":{…}}
+//! {"type":"item.<phase>","item":{"id":"…","type":"agent_message|reasoning","text":"…"}}
+//! {"type":"item.<phase>","item":{"id":"…","type":"command_execution","command":"…",
+//!     "aggregated_output":"…","exit_code":0|null,"status":"…"}}
+//! {"type":"item.<phase>","item":{"id":"…","type":"file_change","changes":[…],"status":"…"}}
+//! ```
+//!
+//! A line is read whole before anything is emitted; any other shape (a new field, another
+//! order, another kind) is `None` and takes the general path in `decode.rs`.
+
+use forge_adapter_support::layout::{Cursor, JsonStr};
+use serde_json::value::RawValue;
+
+use crate::wire::{Text, WireUsage};
+
+/// One hot line, read.
+pub(crate) enum Hot<'a> {
+    ThreadStarted { thread_id: Text<'a> },
+    TurnStarted,
+    TurnCompleted { usage: WireUsage },
+    Item { phase: &'a str, item: HotItem<'a> },
+}
+
+/// The item of an `item.*` line.
+pub(crate) enum HotItem<'a> {
+    /// `agent_message` or `reasoning`.
+    Message { kind: &'a str, text: Text<'a> },
+    Command {
+        id: Text<'a>,
+        command: JsonStr<'a>,
+        output: Text<'a>,
+        exit_code: Option<i64>,
+        status: Text<'a>,
+    },
+    FileChange {
+        id: Text<'a>,
+        changes: &'a RawValue,
+        status: Text<'a>,
+    },
+}
+
+/// `line` as one of the hot shapes, if it is exactly one.
+pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
+    let mut c = Cursor::new(line);
+    c.expect(r#"{"type":"#)?;
+    let kind = c.string()?.plain()?;
+    let hot = match kind {
+        "turn.started" => Hot::TurnStarted,
+        "thread.started" => {
+            c.expect(r#","thread_id":"#)?;
+            Hot::ThreadStarted {
+                thread_id: text(&mut c)?,
+            }
+        }
+        "turn.completed" => {
+            c.expect(r#","usage":"#)?;
+            let usage = serde_json::from_str(c.value()?.get()).ok()?;
+            Hot::TurnCompleted { usage }
+        }
+        "item.started" | "item.updated" | "item.completed" => {
+            c.expect(r#","item":"#)?;
+            let item = read_item(&mut c)?;
+            Hot::Item { phase: kind, item }
+        }
+        _ => return None,
+    };
+    c.expect("}")?;
+    c.end()?;
+    Some(hot)
+}
+
+fn read_item<'a>(c: &mut Cursor<'a>) -> Option<HotItem<'a>> {
+    c.expect(r#"{"id":"#)?;
+    let id = text(c)?;
+    c.expect(r#","type":"#)?;
+    let item = match c.string()?.plain()? {
+        kind @ ("agent_message" | "reasoning") => {
+            c.expect(r#","text":"#)?;
+            HotItem::Message {
+                kind,
+                text: text(c)?,
+            }
+        }
+        "command_execution" => {
+            c.expect(r#","command":"#)?;
+            let command = c.string()?;
+            c.expect(r#","aggregated_output":"#)?;
+            let output = text(c)?;
+            c.expect(r#","exit_code":"#)?;
+            let exit_code = c.int_or_null()?;
+            c.expect(r#","status":"#)?;
+            HotItem::Command {
+                id,
+                command,
+                output,
+                exit_code,
+                status: text(c)?,
+            }
+        }
+        "file_change" => {
+            c.expect(r#","changes":"#)?;
+            let changes = c.value()?;
+            c.expect(r#","status":"#)?;
+            HotItem::FileChange {
+                id,
+                changes,
+                status: text(c)?,
+            }
+        }
+        _ => return None,
+    };
+    c.expect("}")?;
+    Some(item)
+}
+
+/// A string value, decoded.
+fn text<'a>(c: &mut Cursor<'a>) -> Option<Text<'a>> {
+    c.string()?.text().map(Text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_hot_lines_are_read_by_layout() {
+        let lines = [
+            r#"{"type":"thread.started","thread_id":"01a200b8-deea-76f1-a177-282e29415e3b"}"#,
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Step 1."}}"#,
+            r#"{"type":"item.started","item":{"id":"item_1","type":"file_change","changes":[{"path":"/w/a.txt","kind":"add"}],"status":"in_progress"}}"#,
+            r#"{"type":"item.started","item":{"id":"item_3","type":"command_execution","command":"/bin/bash -lc 'echo two > step2.txt'","aggregated_output":"","exit_code":null,"status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_5","type":"command_execution","command":"/bin/bash -lc \"cat 'step1.txt'\"","aggregated_output":"one\n","exit_code":0,"status":"completed"}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":59936,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":66,"reasoning_output_tokens":0}}"#,
+        ];
+        for line in lines {
+            assert!(read(line).is_some(), "{line}");
+        }
+    }
+
+    #[test]
+    fn other_shapes_take_the_general_path() {
+        let lines = [
+            // A field Codex may add one day, another key order, whitespace, other kinds.
+            r#"{"type":"turn.started","extra":1}"#,
+            r#"{"thread_id":"t","type":"thread.started"}"#,
+            r#"{"type": "turn.started"}"#,
+            r#"{"type":"item.completed","item":{"id":"i","type":"todo_list","items":[]}}"#,
+            r#"{"type":"error","message":"Reconnecting... 1/5"}"#,
+            r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"a"}}x"#,
+        ];
+        for line in lines {
+            assert!(read(line).is_none(), "{line}");
+        }
+    }
+}
