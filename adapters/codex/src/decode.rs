@@ -206,7 +206,7 @@ impl CodexDecoder {
                         output: None,
                         error: None,
                         result: None,
-                        changes: item.changes,
+                        changes: item.changes.map(serde_json::value::RawValue::get),
                     };
                     self.on_tool_item(kind, completed, tool, || tool_input(kind, &input), out);
                 }
@@ -275,7 +275,7 @@ impl CodexDecoder {
                     result: None,
                     changes: Some(changes),
                 };
-                let input = || RawJson::from_parsed_parts(&["{\"changes\":", changes.get(), "}"]);
+                let input = || RawJson::from_parsed_parts(&["{\"changes\":", changes, "}"]);
                 self.on_tool_item("file_change", completed, tool, input, out);
             }
         }

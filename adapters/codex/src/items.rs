@@ -28,8 +28,8 @@ pub(crate) struct ToolItem<'a> {
     pub error: Option<Text<'a>>,
     /// `mcp_tool_call.result`.
     pub result: Option<&'a RawValue>,
-    /// `file_change.changes`.
-    pub changes: Option<&'a RawValue>,
+    /// `file_change.changes`, as JSON text.
+    pub changes: Option<&'a str>,
 }
 
 impl CodexDecoder {
@@ -71,7 +71,7 @@ impl CodexDecoder {
                     output: item.aggregated_output,
                     error: item.error.and_then(|e| e.message),
                     result: item.result,
-                    changes: item.changes,
+                    changes: item.changes.map(RawValue::get),
                 };
                 self.on_tool_item(kind, completed, tool, || tool_input(kind, &input), out);
             }
@@ -181,20 +181,31 @@ impl CodexDecoder {
         }
     }
 
-    fn emit_file_changes(&mut self, changes: &RawValue, out: &mut Vec<AgentEvent>) {
-        let Ok(changes) = serde_json::from_str::<Vec<Change<'_>>>(changes.get()) else {
-            self.emit(
-                warning("codex file_change with unreadable changes".into()),
-                out,
-            );
-            return;
+    fn emit_file_changes(&mut self, changes: &str, out: &mut Vec<AgentEvent>) {
+        // Events go straight to `out` and are observed after: no list in between.
+        let start = out.len();
+        let workdir = self.workdir.as_str();
+        let changed = |path: &str, kind: Option<&str>| AgentEvent::FileChanged {
+            path: relative_to(workdir, path),
+            change: change_kind(kind),
         };
-        for change in changes {
-            let ev = AgentEvent::FileChanged {
-                path: relative_to(&self.workdir, &change.path),
-                change: change_kind(change.kind),
-            };
-            self.emit(ev, out);
+        // Codex's own layout first (nothing parsed twice), then any shape serde can read.
+        let walked = crate::layout::walk_changes(changes, |path, kind| {
+            out.push(changed(&path, kind));
+        });
+        if walked.is_none() {
+            out.truncate(start);
+            match serde_json::from_str::<Vec<Change<'_>>>(changes) {
+                Ok(changes) => out.extend(
+                    changes
+                        .iter()
+                        .map(|c| changed(&c.path, c.kind.map(RawValue::get))),
+                ),
+                Err(_) => out.push(warning("codex file_change with unreadable changes".into())),
+            }
+        }
+        for ev in out.get(start..).unwrap_or_default() {
+            self.acc.observe(ev);
         }
     }
 }
@@ -272,8 +283,9 @@ fn mcp_output(result: &RawValue) -> String {
     }
 }
 
-fn change_kind(kind: Option<&RawValue>) -> FileChangeKind {
-    match kind.map(RawValue::get) {
+/// A change's `kind` as JSON text.
+fn change_kind(kind: Option<&str>) -> FileChangeKind {
+    match kind {
         Some("\"add\"") => FileChangeKind::Added,
         Some("\"update\"") => FileChangeKind::Modified,
         Some("\"delete\"") => FileChangeKind::Deleted,

@@ -17,7 +17,6 @@
 //! order, another kind) is `None` and takes the general path in `decode.rs`.
 
 use forge_adapter_support::layout::{Cursor, JsonStr};
-use serde_json::value::RawValue;
 
 use crate::wire::{Text, WireUsage};
 
@@ -42,7 +41,8 @@ pub(crate) enum HotItem<'a> {
     },
     FileChange {
         id: Text<'a>,
-        changes: &'a RawValue,
+        /// The `changes` array as JSON text, walked (see [`walk_changes`]).
+        changes: &'a str,
         status: Text<'a>,
     },
 }
@@ -62,8 +62,9 @@ pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
         }
         "turn.completed" => {
             c.expect(r#","usage":"#)?;
-            let usage = serde_json::from_str(c.value()?.get()).ok()?;
-            Hot::TurnCompleted { usage }
+            Hot::TurnCompleted {
+                usage: usage(&mut c)?,
+            }
         }
         "item.started" | "item.updated" | "item.completed" => {
             c.expect(r#","item":"#)?;
@@ -107,7 +108,9 @@ fn read_item<'a>(c: &mut Cursor<'a>) -> Option<HotItem<'a>> {
         }
         "file_change" => {
             c.expect(r#","changes":"#)?;
-            let changes = c.value()?;
+            let mark = c.mark();
+            changes(c, |_, _| {})?;
+            let changes = c.since(mark);
             c.expect(r#","status":"#)?;
             HotItem::FileChange {
                 id,
@@ -119,6 +122,62 @@ fn read_item<'a>(c: &mut Cursor<'a>) -> Option<HotItem<'a>> {
     };
     c.expect("}")?;
     Some(item)
+}
+
+/// `{"input_tokens":…,"cached_input_tokens":…,"cache_write_input_tokens":…,
+/// "output_tokens":…,"reasoning_output_tokens":…}` (0.169's usage; older ones lack a key and
+/// take the general path).
+fn usage(c: &mut Cursor<'_>) -> Option<WireUsage> {
+    c.expect(r#"{"input_tokens":"#)?;
+    let input_tokens = c.uint()?;
+    c.expect(r#","cached_input_tokens":"#)?;
+    let cached_input_tokens = c.uint()?;
+    c.expect(r#","cache_write_input_tokens":"#)?;
+    let cache_write_input_tokens = c.uint()?;
+    c.expect(r#","output_tokens":"#)?;
+    let output_tokens = c.uint()?;
+    c.expect(r#","reasoning_output_tokens":"#)?;
+    let reasoning_output_tokens = c.uint()?;
+    c.expect("}")?;
+    Some(WireUsage {
+        input_tokens,
+        cached_input_tokens,
+        cache_write_input_tokens,
+        output_tokens,
+        reasoning_output_tokens,
+    })
+}
+
+/// `[{"path":"…","kind":"add|update|delete"},…]`: each change's path and kind (as JSON
+/// text) to `each`. The cursor ends after the array.
+fn changes<'a>(c: &mut Cursor<'a>, mut each: impl FnMut(Text<'a>, Option<&'a str>)) -> Option<()> {
+    c.expect("[")?;
+    if c.accept("]") {
+        return Some(());
+    }
+    loop {
+        c.expect(r#"{"path":"#)?;
+        let path = text(c)?;
+        c.expect(r#","kind":"#)?;
+        let kind = c.string()?.literal();
+        c.expect("}")?;
+        each(path, Some(kind));
+        if c.accept("]") {
+            return Some(());
+        }
+        c.expect(",")?;
+    }
+}
+
+/// Walks a `changes` array of Codex's layout; `None` (and maybe some calls made) when it
+/// has another shape.
+pub(crate) fn walk_changes<'a>(
+    json: &'a str,
+    each: impl FnMut(Text<'a>, Option<&'a str>),
+) -> Option<()> {
+    let mut c = Cursor::new(json);
+    changes(&mut c, each)?;
+    c.end()
 }
 
 /// A string value, decoded.

@@ -59,18 +59,32 @@ impl<'a> Cursor<'a> {
         let mut at = 1;
         let mut escaped = false;
         loop {
-            let stop = at + find_quote_or_backslash(bytes.get(at..)?)?;
-            if has_control(bytes.get(at..stop)?) {
-                return None;
+            let stop = at + find_special(bytes.get(at..)?)?;
+            match bytes.get(stop)? {
+                b'"' => {
+                    let (literal, rest) = self.rest.split_at(stop + 1);
+                    self.rest = rest;
+                    return Some(JsonStr { literal, escaped });
+                }
+                b'\\' => {
+                    escaped = true;
+                    at = stop + escape_len(bytes.get(stop + 1..)?)? + 1;
+                }
+                // A raw control character: JSON strings may not hold one.
+                _ => return None,
             }
-            if bytes.get(stop) == Some(&b'"') {
-                let (literal, rest) = self.rest.split_at(stop + 1);
-                self.rest = rest;
-                return Some(JsonStr { literal, escaped });
-            }
-            escaped = true;
-            at = stop + escape_len(bytes.get(stop + 1..)?)? + 1;
         }
+    }
+
+    /// Marks where a value starts: [`Cursor::since`] gives the text read after it.
+    pub fn mark(&self) -> Cursor<'a> {
+        *self
+    }
+
+    /// The text read between `mark` and here (a value the steps in between walked whole).
+    pub fn since(&self, mark: Cursor<'a>) -> &'a str {
+        let read = mark.rest.len().saturating_sub(self.rest.len());
+        mark.rest.get(..read).unwrap_or_default()
     }
 
     /// A JSON integer that fits `i64`.
@@ -169,9 +183,7 @@ impl<'a> JsonStr<'a> {
     /// escape JSON allows but a string cannot hold (a lone surrogate `\ud800`).
     pub fn text(&self) -> Option<Cow<'a, str>> {
         if self.escaped {
-            serde_json::from_str::<String>(self.literal)
-                .ok()
-                .map(Cow::Owned)
+            unescape(self.body()).map(Cow::Owned)
         } else {
             Some(Cow::Borrowed(self.body()))
         }
@@ -183,23 +195,77 @@ impl<'a> JsonStr<'a> {
     }
 }
 
-/// Where the first `"` or `\\` in `bytes` is. Most strings in these lines (keys' values:
-/// ids, kinds, statuses) are a few bytes long, where a plain loop beats setting up a vector
-/// search; longer ones get `memchr`.
-fn find_quote_or_backslash(bytes: &[u8]) -> Option<usize> {
-    const SHORT: usize = 16;
+/// Where the first byte a string scan stops at is: `"`, `\\` or a control character.
+/// Most strings in these lines (ids, kinds, statuses) are a few bytes long, where one plain
+/// loop beats setting up vector searches; longer ones get `memchr` and a vectorised check.
+fn find_special(bytes: &[u8]) -> Option<usize> {
+    const SHORT: usize = 32;
+    let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
     let head = bytes.get(..SHORT).unwrap_or(bytes);
-    if let Some(at) = head.iter().position(|&b| b == b'"' || b == b'\\') {
+    if let Some(at) = head.iter().position(|&b| special(b)) {
         return Some(at);
     }
     let tail = bytes.get(SHORT..)?;
-    memchr::memchr2(b'"', b'\\', tail).map(|at| at + SHORT)
+    let end = memchr::memchr2(b'"', b'\\', tail).unwrap_or(tail.len());
+    let span = tail.get(..end)?;
+    let stop = if has_control(span) {
+        span.iter().position(|&b| b < 0x20)?
+    } else {
+        end
+    };
+    (stop < tail.len()).then_some(stop + SHORT)
 }
 
 /// Whether `bytes` hold a raw control character, which JSON strings may not. No early
 /// exit, so the loop vectorises.
 fn has_control(bytes: &[u8]) -> bool {
     bytes.iter().fold(false, |found, &b| found | (b < 0x20))
+}
+
+/// The text of a string body whose escapes [`Cursor::string`] has checked, in one
+/// allocation (`serde_json` would grow a scratch buffer step by step, then copy it).
+/// `None` for a `\\u` escape no `char` can hold: a lone surrogate, as `serde_json` says.
+fn unescape(body: &str) -> Option<String> {
+    let mut text = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = rest.find('\\') {
+        let (plain, escape) = rest.split_at(at);
+        text.push_str(plain);
+        let mut chars = escape.get(1..)?.chars();
+        match chars.next()? {
+            'n' => text.push('\n'),
+            't' => text.push('\t'),
+            'r' => text.push('\r'),
+            'b' => text.push('\u{8}'),
+            'f' => text.push('\u{c}'),
+            'u' => {
+                let high = hex4(chars.as_str())?;
+                let (c, used) = match high {
+                    0xD800..=0xDBFF => {
+                        let low = chars.as_str().get(4..)?.strip_prefix("\\u").and_then(hex4)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                        (char::from_u32(code)?, 10)
+                    }
+                    _ => (char::from_u32(high)?, 4),
+                };
+                text.push(c);
+                rest = chars.as_str().get(used..)?;
+                continue;
+            }
+            other => text.push(other),
+        }
+        rest = chars.as_str();
+    }
+    text.push_str(rest);
+    Some(text)
+}
+
+/// The value of the four hex digits `s` starts with.
+fn hex4(s: &str) -> Option<u32> {
+    u32::from_str_radix(s.get(..4)?, 16).ok()
 }
 
 /// The length of the escape whose backslash precedes `after` (backslash not counted), if
@@ -232,6 +298,10 @@ mod tests {
         assert_eq!(string(r#""a\"b\\c\n",1"#), Some(("a\"b\\c\n".into(), ",1")));
         assert_eq!(string(r#""\u00e9""#), Some(("é".into(), "")));
         assert_eq!(string(r#""""#), Some((String::new(), "")));
+        assert_eq!(
+            string(r#""\ud83d\ude00\b\f\/\r\t""#),
+            Some(("😀\u{8}\u{c}/\r\t".into(), ""))
+        );
     }
 
     #[test]
@@ -249,8 +319,11 @@ mod tests {
             assert_eq!(Cursor::new(bad).string(), None, "{bad}");
         }
         // JSON's grammar allows a lone surrogate; a string cannot hold one.
-        let lone = Cursor::new(r#""\ud800""#).string();
-        assert!(lone.is_some_and(|s| s.text().is_none()));
+        for lone in [r#""\ud800""#, r#""\udc00""#, r#""\ud800\u0041""#] {
+            let read = Cursor::new(lone).string();
+            assert!(read.is_some_and(|s| s.text().is_none()), "{lone}");
+            assert!(serde_json::from_str::<String>(lone).is_err(), "{lone}");
+        }
     }
 
     #[test]
