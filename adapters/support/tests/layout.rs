@@ -79,6 +79,8 @@ const SEEDS: &[&str] = &[
     r#"{"type":"item.completed","id":"item_1","n":0,"v":{"a":[1,2.5,"x"]},"ok":true,"text":"line\none \"q\" \u00e9"}"#,
     r#"{"type":"tool_use","id":"t\\1","n":null,"v":"s","ok":false,"text":""}"#,
     r#"{"type":"x","id":"","n":-42,"v":[],"ok":true,"text":"\ud83d\ude00 \/"}"#,
+    // Strings past the cursor's short-string scan (64 bytes), escapes on either side of it.
+    r#"{"type":"item.completed with a long kind that goes on past sixty-four bytes","id":"a\tb","n":7,"v":null,"ok":false,"text":"test suite::ok ... ok\ntest suite::ok ... ok\ntest suite::ok ... ok\ntest suite::ok ... ok\n\u00e9 done"}"#,
 ];
 
 /// Bytes a mutation writes: JSON's structural and escape characters among others.
