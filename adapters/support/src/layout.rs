@@ -34,23 +34,27 @@ impl<'a> Cursor<'a> {
     }
 
     /// What is left to read.
+    #[inline]
     pub fn rest(&self) -> &'a str {
         self.rest
     }
 
     /// Consumes `text` verbatim: punctuation and keys, e.g. `","item":{"id":`.
+    #[inline]
     pub fn expect(&mut self, text: &str) -> Option<()> {
         self.rest = self.rest.strip_prefix(text)?;
         Some(())
     }
 
     /// Consumes `text` when the line continues with it; says whether it did.
+    #[inline]
     pub fn accept(&mut self, text: &str) -> bool {
         self.expect(text).is_some()
     }
 
     /// A JSON string (the cursor on its opening quote), validated: no raw control
     /// characters, only legal escapes.
+    #[inline]
     pub fn string(&mut self) -> Option<JsonStr<'a>> {
         let bytes = self.rest.as_bytes();
         if bytes.first() != Some(&b'"') {
@@ -77,17 +81,20 @@ impl<'a> Cursor<'a> {
     }
 
     /// Marks where a value starts: [`Cursor::since`] gives the text read after it.
+    #[inline]
     pub fn mark(&self) -> Cursor<'a> {
         *self
     }
 
     /// The text read between `mark` and here (a value the steps in between walked whole).
+    #[inline]
     pub fn since(&self, mark: Cursor<'a>) -> &'a str {
         let read = mark.rest.len().saturating_sub(self.rest.len());
         mark.rest.get(..read).unwrap_or_default()
     }
 
     /// A JSON integer that fits `i64`.
+    #[inline]
     pub fn int(&mut self) -> Option<i64> {
         let bytes = self.rest.as_bytes();
         let sign = usize::from(bytes.first() == Some(&b'-'));
@@ -111,6 +118,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A JSON integer that fits `u64`.
+    #[inline]
     pub fn uint(&mut self) -> Option<u64> {
         let mut probe = *self;
         let value = u64::try_from(probe.int()?).ok()?;
@@ -119,6 +127,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// `null`, or an integer.
+    #[inline]
     pub fn int_or_null(&mut self) -> Option<Option<i64>> {
         if self.accept("null") {
             return Some(None);
@@ -127,6 +136,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// `true` or `false`.
+    #[inline]
     pub fn bool(&mut self) -> Option<bool> {
         if self.accept("true") {
             Some(true)
@@ -150,6 +160,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The end of the line: nothing left but JSON whitespace (a CRLF line's `\r`).
+    #[inline]
     pub fn end(&self) -> Option<()> {
         self.rest
             .bytes()
@@ -168,11 +179,13 @@ pub struct JsonStr<'a> {
 
 impl<'a> JsonStr<'a> {
     /// The string literal, quotes included: ready to be spliced into other JSON.
+    #[inline]
     pub fn literal(&self) -> &'a str {
         self.literal
     }
 
     /// The text between the quotes, escapes as written.
+    #[inline]
     pub fn body(&self) -> &'a str {
         self.literal
             .get(1..self.literal.len().saturating_sub(1))
@@ -181,6 +194,7 @@ impl<'a> JsonStr<'a> {
 
     /// The decoded text: borrowed from the line unless it has escapes. `None` for an
     /// escape JSON allows but a string cannot hold (a lone surrogate `\ud800`).
+    #[inline]
     pub fn text(&self) -> Option<Cow<'a, str>> {
         if self.escaped {
             unescape(self.body()).map(Cow::Owned)
@@ -190,6 +204,7 @@ impl<'a> JsonStr<'a> {
     }
 
     /// The text when it has no escapes (ids, kinds, statuses), without decoding.
+    #[inline]
     pub fn plain(&self) -> Option<&'a str> {
         (!self.escaped).then(|| self.body())
     }
@@ -199,6 +214,7 @@ impl<'a> JsonStr<'a> {
 /// Most strings in these lines (ids, kinds, statuses) are short: eight bytes are tested at a
 /// time in a `u64` (as `serde_json` does), and a long string's rest gets `memchr` and a
 /// vectorised check.
+#[inline]
 fn find_special(bytes: &[u8]) -> Option<usize> {
     const SHORT: usize = 64;
     let head = bytes.get(..SHORT).unwrap_or(bytes);
@@ -231,6 +247,7 @@ fn find_special(bytes: &[u8]) -> Option<usize> {
 
 /// The high bit of each byte of `word` set where the byte is `"`, `\\` or below 0x20, and
 /// of the first such byte at least (bits above it may be set spuriously by borrows).
+#[inline]
 fn special_mask(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -243,6 +260,7 @@ fn special_mask(word: u64) -> u64 {
 
 /// Whether `bytes` hold a raw control character, which JSON strings may not. No early
 /// exit, so the loop vectorises.
+#[inline]
 fn has_control(bytes: &[u8]) -> bool {
     bytes.iter().fold(false, |found, &b| found | (b < 0x20))
 }
@@ -299,6 +317,7 @@ fn hex4(s: &str) -> Option<u32> {
 
 /// The length of the escape whose backslash precedes `after` (backslash not counted), if
 /// it is one JSON allows.
+#[inline]
 fn escape_len(after: &[u8]) -> Option<usize> {
     match after.first()? {
         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(1),
