@@ -11,6 +11,7 @@ use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 
 use crate::cost;
 use crate::framing::{looks_like_json, split_fixed_prefix};
+use crate::layout::Hot;
 use crate::report::RunReport;
 use crate::tools::{relative_to, tool_kind, written_path};
 use crate::wire::{
@@ -95,18 +96,7 @@ impl GeminiDecoder {
                 let Some(ev) = parse::<MessageEvent<'_>>(json, fast)? else {
                     return Ok(false);
                 };
-                match ev.role.as_deref() {
-                    Some("assistant") => {
-                        if let Some(text) = ev.content {
-                            let delta = ev.delta.unwrap_or(false);
-                            let text = text.into_owned();
-                            self.emit(out, AgentEvent::Text { text, delta });
-                        }
-                    }
-                    // The CLI echoes the prompt once; the runtime keeps the raw line.
-                    Some("user") => {}
-                    _ => self.unknown(out, "message", raw),
-                }
+                self.on_message(ev, raw, out);
             }
             "tool_use" => {
                 let Some(ev) = parse::<ToolUseEvent<'_>>(json, fast)? else {
@@ -148,6 +138,31 @@ impl GeminiDecoder {
             }
         }
         Ok(true)
+    }
+
+    /// A line the layout fast path read (`layout.rs`).
+    fn on_hot(&mut self, hot: Hot<'_>, raw: &str, out: &mut Vec<AgentEvent>) {
+        match hot {
+            Hot::Init(ev) => self.on_init(ev, raw, out),
+            Hot::Message(ev) => self.on_message(ev, raw, out),
+            Hot::ToolUse(ev) => self.on_tool_use(ev, out),
+            Hot::ToolResult(ev) => self.on_tool_result(ev, out),
+        }
+    }
+
+    fn on_message(&mut self, ev: MessageEvent<'_>, raw: &str, out: &mut Vec<AgentEvent>) {
+        match ev.role.as_deref() {
+            Some("assistant") => {
+                if let Some(text) = ev.content {
+                    let delta = ev.delta.unwrap_or(false);
+                    let text = text.into_owned();
+                    self.emit(out, AgentEvent::Text { text, delta });
+                }
+            }
+            // The CLI echoes the prompt once; the runtime keeps the raw line.
+            Some("user") => {}
+            _ => self.unknown(out, "message", raw),
+        }
     }
 
     fn on_init(&mut self, ev: InitEvent<'_>, json: &str, out: &mut Vec<AgentEvent>) {
@@ -426,6 +441,10 @@ impl Decoder for GeminiDecoder {
                 },
             );
             return Ok(LineShape::classify(line));
+        }
+        if let Some(hot) = crate::layout::read(trimmed) {
+            self.on_hot(hot, trimmed, out);
+            return Ok(LineShape::Json);
         }
         if let Some((kind, rest)) = split_fixed_prefix(trimmed) {
             let mut buf = std::mem::take(&mut self.scratch);
