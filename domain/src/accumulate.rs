@@ -24,7 +24,8 @@ pub struct EventAccumulator {
     after_tool_start: usize,
     pub changed_files: Vec<String>,
     pub last_usage: Option<Usage>,
-    /// Set by a `Completed` event.
+    /// Set by a `Completed` event, without its `result_text` (the text is
+    /// [`EventAccumulator::last_text`]; copying it again per turn is waste).
     pub completed: Option<AgentEvent>,
     in_delta_run: bool,
     /// Keep only the last block (see [`EventAccumulator::last_text_only`]).
@@ -136,11 +137,29 @@ impl EventAccumulator {
                 self.changed_files.push(path.clone());
             }
             AgentEvent::UsageUpdate { usage } => self.last_usage = Some(*usage),
-            AgentEvent::Completed { usage, .. } => {
+            AgentEvent::Completed {
+                status,
+                stop_reason,
+                result_text: _,
+                usage,
+                cost_usd,
+                cost_source,
+                num_turns,
+                duration_ms,
+            } => {
                 if usage.is_some() {
                     self.last_usage = *usage;
                 }
-                self.completed = Some(event.clone());
+                self.completed = Some(AgentEvent::Completed {
+                    status: *status,
+                    stop_reason: stop_reason.clone(),
+                    result_text: None,
+                    usage: *usage,
+                    cost_usd: *cost_usd,
+                    cost_source: *cost_source,
+                    num_turns: *num_turns,
+                    duration_ms: *duration_ms,
+                });
             }
             _ => {}
         }

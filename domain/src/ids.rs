@@ -32,7 +32,13 @@ fn check(
     if value.len() > max {
         return Err(IdError::TooLong { what, max });
     }
-    if !value.chars().all(ok) {
+    // Ids are nearly always ASCII: a byte loop, no UTF-8 decoding.
+    let fine = if value.is_ascii() {
+        value.bytes().all(|b| ok(char::from(b)))
+    } else {
+        value.chars().all(ok)
+    };
+    if !fine {
         return Err(IdError::BadCharacter {
             what,
             value: value.to_owned(),

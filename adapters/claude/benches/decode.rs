@@ -1,11 +1,16 @@
-//! Decode throughput on a ~40 MB real-format Claude transcript built from the recorded
-//! fixtures and extra transcripts (ids varied), against `serde_json::Value` and a syntax-only
-//! pass on the same lines: see [`forge_testkit::bench`].
+//! Decode throughput on a ~40 MB real-format Claude transcript of one run built from the
+//! recorded fixtures and extra transcripts (the `system/init` line once, the messages
+//! repeated with ids varied, one `result`), against `serde_json::Value` and a syntax-only pass
+//! on the same lines: see [`forge_testkit::bench`].
+
+/// The allocator `forge-code-agent` ships with (cli/src/main.rs): the bench measures what runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use forge_adapter_claude::{ClaudeProvider, UserPaths};
 use forge_domain::{ExecutionRequest, ProviderId};
 use forge_ports::{Provider, ProviderSettings};
-use forge_testkit::bench;
+use forge_testkit::bench::{self, Part};
 
 /// The fixtures' lines and those of a few extra transcripts (partial messages, unicode, the
 /// file tools, a rate limit).
@@ -29,10 +34,15 @@ fn fixture_lines() -> Vec<String> {
 }
 
 fn main() {
-    let lines = bench::repeat(&fixture_lines(), bench::TARGET_BYTES, |line, round| {
-        line.replace("toolu_fake", &format!("toolu_r{round}_"))
-            .replace("\"msg_fake", &format!("\"msg_r{round}_"))
-    });
+    let lines = bench::one_run(
+        &fixture_lines(),
+        part,
+        bench::TARGET_BYTES,
+        |line, round| {
+            line.replace("toolu_fake", &format!("toolu_r{round}_"))
+                .replace("\"msg_fake", &format!("\"msg_r{round}_"))
+        },
+    );
     let provider =
         ClaudeProvider::with_user_paths(ProviderSettings::default(), UserPaths::default());
     let Ok(id) = ProviderId::new("claude") else {
@@ -40,4 +50,14 @@ fn main() {
     };
     let request = ExecutionRequest::new(id, "bench", "<WORKDIR>");
     bench::run("claude", &lines, || provider.decoder(&request));
+}
+
+fn part(line: &str) -> Part {
+    if line.starts_with(r#"{"type":"system","subtype":"init""#) {
+        Part::Opening
+    } else if line.starts_with(r#"{"type":"result""#) {
+        Part::Closing
+    } else {
+        Part::Body
+    }
 }

@@ -1,11 +1,16 @@
-//! Decode throughput on a ~40 MB `codex exec --json` transcript built from the recorded
-//! fixtures (ids varied), against `serde_json::Value` and a syntax-only pass on the same
-//! lines: see [`forge_testkit::bench`].
+//! Decode throughput on a ~40 MB `codex exec --json` transcript of one run built from the
+//! recorded fixtures (thread and turn lines once, item lines repeated with ids varied),
+//! against `serde_json::Value` and a syntax-only pass on the same lines: see
+//! [`forge_testkit::bench`].
+
+/// The allocator `forge-code-agent` ships with (cli/src/main.rs): the bench measures what runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use forge_adapter_codex::CodexProvider;
 use forge_domain::{ExecutionRequest, ProviderId};
 use forge_ports::{Provider, ProviderSettings};
-use forge_testkit::bench;
+use forge_testkit::bench::{self, Part};
 
 fn main() {
     let mut base = bench::fixture_lines("codex");
@@ -15,7 +20,7 @@ fn main() {
         r#"{{"type":"item.completed","item":{{"id":"item_8","type":"command_execution","command":"/bin/bash -lc 'cargo test'","aggregated_output":"{}","exit_code":0,"status":"completed"}}}}"#,
         "test suite::ok ... ok\\n".repeat(40)
     ));
-    let lines = bench::repeat(&base, bench::TARGET_BYTES, |line, round| {
+    let lines = bench::one_run(&base, part, bench::TARGET_BYTES, |line, round| {
         line.replace("\"item_", &format!("\"r{round}_item_"))
             .replace("01a2007", &format!("{round:07x}"))
     });
@@ -25,4 +30,17 @@ fn main() {
     };
     let request = ExecutionRequest::new(id, "bench", "<WORKDIR>");
     bench::run("codex", &lines, || provider.decoder(&request));
+}
+
+/// `codex exec` runs one turn: its thread and turn lines frame the items.
+fn part(line: &str) -> Part {
+    if line.starts_with(r#"{"type":"thread.started""#)
+        || line.starts_with(r#"{"type":"turn.started""#)
+    {
+        Part::Opening
+    } else if line.starts_with(r#"{"type":"turn."#) {
+        Part::Closing
+    } else {
+        Part::Body
+    }
 }

@@ -50,75 +50,86 @@ pub(crate) enum HotItem<'a> {
 /// `line` as one of the hot shapes, if it is exactly one.
 pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
     let mut c = Cursor::new(line);
-    c.expect(r#"{"type":"#)?;
-    let kind = c.string()?.plain()?;
-    let hot = match kind {
-        "turn.started" => Hot::TurnStarted,
-        "thread.started" => {
-            c.expect(r#","thread_id":"#)?;
-            Hot::ThreadStarted {
-                thread_id: text(&mut c)?,
-            }
+    c.expect(r#"{"type":""#)?;
+    // Kinds and item types are matched as literal text with what follows them: cheaper than
+    // reading a string and then comparing it.
+    let hot = if let Some(phase) = item_phase(&mut c) {
+        c.expect(r#","item":"#)?;
+        Hot::Item {
+            phase,
+            item: read_item(&mut c)?,
         }
-        "turn.completed" => {
-            c.expect(r#","usage":"#)?;
-            Hot::TurnCompleted {
-                usage: usage(&mut c)?,
-            }
+    } else if c.accept(r#"turn.started""#) {
+        Hot::TurnStarted
+    } else if c.accept(r#"thread.started","thread_id":"#) {
+        Hot::ThreadStarted {
+            thread_id: text(&mut c)?,
         }
-        "item.started" | "item.updated" | "item.completed" => {
-            c.expect(r#","item":"#)?;
-            let item = read_item(&mut c)?;
-            Hot::Item { phase: kind, item }
+    } else if c.accept(r#"turn.completed","usage":"#) {
+        Hot::TurnCompleted {
+            usage: usage(&mut c)?,
         }
-        _ => return None,
+    } else {
+        return None;
     };
     c.expect("}")?;
     c.end()?;
     Some(hot)
 }
 
+/// The phase of an `item.*` line (`item.completed"` and the others, quote included).
+fn item_phase(c: &mut Cursor<'_>) -> Option<&'static str> {
+    if c.accept(r#"item.completed""#) {
+        Some("item.completed")
+    } else if c.accept(r#"item.started""#) {
+        Some("item.started")
+    } else if c.accept(r#"item.updated""#) {
+        Some("item.updated")
+    } else {
+        None
+    }
+}
+
 fn read_item<'a>(c: &mut Cursor<'a>) -> Option<HotItem<'a>> {
     c.expect(r#"{"id":"#)?;
     let id = text(c)?;
-    c.expect(r#","type":"#)?;
-    let item = match c.string()?.plain()? {
-        kind @ ("agent_message" | "reasoning") => {
-            c.expect(r#","text":"#)?;
-            HotItem::Message {
-                kind,
-                text: text(c)?,
-            }
+    c.expect(r#","type":""#)?;
+    let item = if c.accept(r#"command_execution","command":"#) {
+        let command = c.string()?;
+        c.expect(r#","aggregated_output":"#)?;
+        let output = text(c)?;
+        c.expect(r#","exit_code":"#)?;
+        let exit_code = c.int_or_null()?;
+        c.expect(r#","status":"#)?;
+        HotItem::Command {
+            id,
+            command,
+            output,
+            exit_code,
+            status: text(c)?,
         }
-        "command_execution" => {
-            c.expect(r#","command":"#)?;
-            let command = c.string()?;
-            c.expect(r#","aggregated_output":"#)?;
-            let output = text(c)?;
-            c.expect(r#","exit_code":"#)?;
-            let exit_code = c.int_or_null()?;
-            c.expect(r#","status":"#)?;
-            HotItem::Command {
-                id,
-                command,
-                output,
-                exit_code,
-                status: text(c)?,
-            }
+    } else if c.accept(r#"agent_message","text":"#) {
+        HotItem::Message {
+            kind: "agent_message",
+            text: text(c)?,
         }
-        "file_change" => {
-            c.expect(r#","changes":"#)?;
-            let mark = c.mark();
-            changes(c, |_, _| {})?;
-            let changes = c.since(mark);
-            c.expect(r#","status":"#)?;
-            HotItem::FileChange {
-                id,
-                changes,
-                status: text(c)?,
-            }
+    } else if c.accept(r#"reasoning","text":"#) {
+        HotItem::Message {
+            kind: "reasoning",
+            text: text(c)?,
         }
-        _ => return None,
+    } else if c.accept(r#"file_change","changes":"#) {
+        let mark = c.mark();
+        changes(c, |_, _| {})?;
+        let changes = c.since(mark);
+        c.expect(r#","status":"#)?;
+        HotItem::FileChange {
+            id,
+            changes,
+            status: text(c)?,
+        }
+    } else {
+        return None;
     };
     c.expect("}")?;
     Some(item)

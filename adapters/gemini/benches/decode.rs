@@ -1,15 +1,20 @@
-//! Decode throughput on a ~40 MB real-format gemini transcript built from the recorded
-//! fixtures (ids and text varied), against `serde_json::Value` and a syntax-only pass on the
-//! same lines: see [`forge_testkit::bench`].
+//! Decode throughput on a ~40 MB real-format gemini transcript of one run built from the
+//! recorded fixtures (`init` and the prompt's echo once, the run's messages and tool lines
+//! repeated with ids and text varied, one `result`), against `serde_json::Value` and a
+//! syntax-only pass on the same lines: see [`forge_testkit::bench`].
+
+/// The allocator `forge-code-agent` ships with (cli/src/main.rs): the bench measures what runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use forge_adapter_gemini::GeminiProvider;
 use forge_domain::{ExecutionRequest, ProviderId};
 use forge_ports::ProviderSettings;
-use forge_testkit::bench;
+use forge_testkit::bench::{self, Part};
 
 fn main() {
     let base = bench::fixture_lines("gemini");
-    let lines = bench::repeat(&base, bench::TARGET_BYTES, |line, round| {
+    let lines = bench::one_run(&base, part, bench::TARGET_BYTES, |line, round| {
         line.replace("_0\"", &format!("_{round}\""))
             .replace("fake model", &format!("fake model {round}"))
     });
@@ -19,4 +24,14 @@ fn main() {
     };
     let request = ExecutionRequest::new(id, "p", "<WORKDIR>");
     bench::run("gemini", &lines, || provider.gemini_decoder(&request));
+}
+
+fn part(line: &str) -> Part {
+    if line.starts_with(r#"{"type":"init""#) || line.contains(r#""role":"user""#) {
+        Part::Opening
+    } else if line.starts_with(r#"{"type":"result""#) {
+        Part::Closing
+    } else {
+        Part::Body
+    }
 }

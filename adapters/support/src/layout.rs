@@ -40,9 +40,16 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes `text` verbatim: punctuation and keys, e.g. `","item":{"id":`.
-    #[inline]
+    #[inline(always)]
     pub fn expect(&mut self, text: &str) -> Option<()> {
-        self.rest = self.rest.strip_prefix(text)?;
+        let len = text.len();
+        let head = self.rest.as_bytes().get(..len)?;
+        // Compared by hand: with `text` a literal this becomes a few word compares, where
+        // slice equality calls `memcmp` (a tenth of the decoders' time, measured).
+        if head.iter().zip(text.as_bytes()).any(|(a, b)| a != b) {
+            return None;
+        }
+        self.rest = self.rest.get(len..)?;
         Some(())
     }
 
@@ -217,32 +224,35 @@ impl<'a> JsonStr<'a> {
 #[inline]
 fn find_special(bytes: &[u8]) -> Option<usize> {
     const SHORT: usize = 64;
-    let head = bytes.get(..SHORT).unwrap_or(bytes);
-    let mut words = head.chunks_exact(8);
     let mut at = 0;
-    for word in words.by_ref() {
-        let mask = special_mask(u64::from_le_bytes(*word.first_chunk::<8>()?));
+    while let Some(word) = bytes.get(at..at + 8) {
+        let mask = special_mask(u64::from_le_bytes(word.try_into().ok()?));
         if mask != 0 {
             return Some(at + (mask.trailing_zeros() / 8) as usize);
         }
         at += 8;
+        if at == SHORT {
+            return find_special_long(bytes.get(SHORT..)?).map(|found| found + SHORT);
+        }
     }
-    let tail = words.remainder();
-    if let Some(found) = tail
+    let tail = bytes.get(at..)?;
+    let found = tail
         .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-    {
-        return Some(at + found);
-    }
-    let rest = bytes.get(SHORT..)?;
-    let end = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-    let span = rest.get(..end)?;
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    Some(at + found)
+}
+
+/// [`find_special`] past a string's first 64 bytes: `memchr` for the quote or backslash,
+/// then a vectorised check for control characters before it.
+fn find_special_long(bytes: &[u8]) -> Option<usize> {
+    let end = memchr::memchr2(b'"', b'\\', bytes).unwrap_or(bytes.len());
+    let span = bytes.get(..end)?;
     let stop = if has_control(span) {
         span.iter().position(|&b| b < 0x20)?
     } else {
         end
     };
-    (stop < rest.len()).then_some(stop + SHORT)
+    (stop < bytes.len()).then_some(stop)
 }
 
 /// The high bit of each byte of `word` set where the byte is `"`, `\\` or below 0x20, and

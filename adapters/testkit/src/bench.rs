@@ -1,6 +1,8 @@
 //! The decode benchmark every provider adapter runs (`cargo bench -p <adapter> --bench
-//! decode`): a large real-format transcript, built by repeating the recorded fixture lines
-//! with varied ids, decoded in interleaved rounds against two baselines on the same lines:
+//! decode`): a large real-format transcript of one run, built from the recorded fixture lines
+//! ([`one_run`]: the session opening once, the recorded body lines repeated with varied ids,
+//! the end-of-run line once), decoded in interleaved rounds against two baselines on the same
+//! lines:
 //! (a) `serde_json::from_str::<Value>` per line, (b) `from_str::<IgnoredAny>` per line (syntax
 //! only). Prints MB/s and the ratios against the targets; asserts nothing about time.
 //!
@@ -59,6 +61,50 @@ pub fn repeat(
         }
         round += 1;
     }
+    lines
+}
+
+/// Where a transcript line belongs in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Printed once at the start (session start, the prompt's echo).
+    Opening,
+    /// What a run prints as it works: messages, tool calls, results, notices.
+    Body,
+    /// Printed once at the end (the end-of-run report).
+    Closing,
+}
+
+/// The transcript of one long run, as the one decoder of a run sees it: the opening lines
+/// `base` starts with, then every body line of `base` repeated (each round through
+/// `vary(line, round)`, so ids differ) until the lines add up to `target_bytes`, then the
+/// last closing line of `base`. Repeating whole recorded runs instead would hand one decoder
+/// thousands of session starts and end-of-run reports, which no run prints.
+///
+/// # Panics
+/// When `base` has no body lines (no fixtures found: nothing to measure).
+pub fn one_run(
+    base: &[String],
+    part: impl Fn(&str) -> Part,
+    target_bytes: usize,
+    vary: impl Fn(&str, u64) -> String,
+) -> Vec<String> {
+    let opening: Vec<String> = base
+        .iter()
+        .take_while(|l| part(l) == Part::Opening)
+        .cloned()
+        .collect();
+    let body: Vec<String> = base
+        .iter()
+        .filter(|l| part(l) == Part::Body)
+        .cloned()
+        .collect();
+    let closing = base.iter().rev().find(|l| part(l) == Part::Closing);
+    let used = |lines: &[String]| lines.iter().map(|l| l.len() + 1).sum::<usize>();
+    let reserved = used(&opening) + closing.map_or(0, |l| l.len() + 1);
+    let mut lines = opening;
+    lines.extend(repeat(&body, target_bytes.saturating_sub(reserved), vary));
+    lines.extend(closing.cloned());
     lines
 }
 
@@ -144,6 +190,20 @@ pub fn run<D: Decoder>(provider: &str, lines: &[String], new_decoder: impl Fn() 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_run_opens_and_closes_once_around_the_repeated_body() {
+        let base: Vec<String> = ["start", "a", "end", "start", "b", "end"]
+            .map(str::to_owned)
+            .to_vec();
+        let part = |l: &str| match l {
+            "start" => Part::Opening,
+            "end" => Part::Closing,
+            _ => Part::Body,
+        };
+        let lines = one_run(&base, part, 20, |l, round| format!("{l}{round}"));
+        assert_eq!(lines, ["start", "a0", "b0", "a1", "b1", "end"]);
+    }
 
     #[test]
     fn transcripts_repeat_with_varied_lines_until_the_target_size() {
