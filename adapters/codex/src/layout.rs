@@ -232,3 +232,79 @@ mod tests {
         }
     }
 }
+
+/// The fast path against the general one: every recorded line, and mutations of them,
+/// decode to the same events, line shapes and result either way.
+#[cfg(test)]
+mod same_as_the_general_path {
+    use forge_domain::{AgentEvent, ExecutionRequest, ProviderId};
+    use forge_ports::{Decoder, ProviderSettings, ResultPieces};
+    use proptest::prelude::*;
+
+    use crate::decode::CodexDecoder;
+
+    type Decoded = (Vec<AgentEvent>, Vec<String>, ResultPieces);
+
+    fn decode(lines: &[String], fast: bool) -> Decoded {
+        let request = ExecutionRequest::new(
+            ProviderId::new("codex").expect("a valid id"),
+            "p",
+            "<WORKDIR>",
+        );
+        let mut decoder = CodexDecoder::new(&request, &ProviderSettings::default());
+        decoder.layout_fast_path = fast;
+        let mut events = Vec::new();
+        let shapes = lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| format!("{:?}", decoder.decode_line(i as u64 + 1, line, &mut events)))
+            .collect();
+        (events, shapes, decoder.finish(None))
+    }
+
+    fn fixture_runs() -> Vec<Vec<String>> {
+        forge_testkit::fixtures::transcripts("codex")
+            .iter()
+            .map(|t| t.stdout.lines().map(str::to_owned).collect())
+            .collect()
+    }
+
+    #[test]
+    fn every_recorded_run_decodes_alike() {
+        let runs = fixture_runs();
+        assert!(!runs.is_empty());
+        for run in runs {
+            assert_eq!(decode(&run, true), decode(&run, false), "{run:?}");
+        }
+    }
+
+    /// Bytes a mutation writes: JSON's structural and escape characters among others.
+    const BYTES: &[u8] = b"\"\\{}[],:0123456789-.etrunl \t\r\x01";
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn mutated_runs_decode_alike(
+            pick in any::<prop::sample::Index>(),
+            edits in prop::collection::vec((any::<prop::sample::Index>(), 0usize..BYTES.len(), 0u8..3), 1..4),
+        ) {
+            let runs = fixture_runs();
+            let mut run = pick.get(&runs).clone();
+            let at = pick.index(run.len());
+            let mut bytes = run[at].clone().into_bytes();
+            for (pos, byte, op) in edits {
+                let pos = pos.index(bytes.len() + 1);
+                match op {
+                    0 if pos < bytes.len() => {
+                        bytes.remove(pos);
+                    }
+                    1 if pos < bytes.len() => bytes[pos] = BYTES[byte],
+                    _ => bytes.insert(pos, BYTES[byte]),
+                }
+            }
+            run[at] = String::from_utf8_lossy(&bytes).into_owned();
+            prop_assert_eq!(decode(&run, true), decode(&run, false));
+        }
+    }
+}
