@@ -50,40 +50,40 @@ pub(crate) enum HotItem<'a> {
 /// `line` as one of the hot shapes, if it is exactly one.
 pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
     let mut c = Cursor::new(line);
-    c.expect(r#"{"type":""#)?;
+    c.expect(br#"{"type":""#)?;
     // Kinds and item types are matched as literal text with what follows them: cheaper than
     // reading a string and then comparing it.
     let hot = if let Some(phase) = item_phase(&mut c) {
-        c.expect(r#","item":"#)?;
+        c.expect(br#","item":"#)?;
         Hot::Item {
             phase,
             item: read_item(&mut c)?,
         }
-    } else if c.accept(r#"turn.started""#) {
+    } else if c.accept(br#"turn.started""#) {
         Hot::TurnStarted
-    } else if c.accept(r#"thread.started","thread_id":"#) {
+    } else if c.accept(br#"thread.started","thread_id":"#) {
         Hot::ThreadStarted {
             thread_id: text(&mut c)?,
         }
-    } else if c.accept(r#"turn.completed","usage":"#) {
+    } else if c.accept(br#"turn.completed","usage":"#) {
         Hot::TurnCompleted {
             usage: usage(&mut c)?,
         }
     } else {
         return None;
     };
-    c.expect("}")?;
+    c.expect(b"}")?;
     c.end()?;
     Some(hot)
 }
 
 /// The phase of an `item.*` line (`item.completed"` and the others, quote included).
 fn item_phase(c: &mut Cursor<'_>) -> Option<&'static str> {
-    if c.accept(r#"item.completed""#) {
+    if c.accept(br#"item.completed""#) {
         Some("item.completed")
-    } else if c.accept(r#"item.started""#) {
+    } else if c.accept(br#"item.started""#) {
         Some("item.started")
-    } else if c.accept(r#"item.updated""#) {
+    } else if c.accept(br#"item.updated""#) {
         Some("item.updated")
     } else {
         None
@@ -91,16 +91,16 @@ fn item_phase(c: &mut Cursor<'_>) -> Option<&'static str> {
 }
 
 fn read_item<'a>(c: &mut Cursor<'a>) -> Option<HotItem<'a>> {
-    c.expect(r#"{"id":"#)?;
+    c.expect(br#"{"id":"#)?;
     let id = text(c)?;
-    c.expect(r#","type":""#)?;
-    let item = if c.accept(r#"command_execution","command":"#) {
+    c.expect(br#","type":""#)?;
+    let item = if c.accept(br#"command_execution","command":"#) {
         let command = c.string()?;
-        c.expect(r#","aggregated_output":"#)?;
+        c.expect(br#","aggregated_output":"#)?;
         let output = text(c)?;
-        c.expect(r#","exit_code":"#)?;
+        c.expect(br#","exit_code":"#)?;
         let exit_code = c.int_or_null()?;
-        c.expect(r#","status":"#)?;
+        c.expect(br#","status":"#)?;
         HotItem::Command {
             id,
             command,
@@ -108,21 +108,21 @@ fn read_item<'a>(c: &mut Cursor<'a>) -> Option<HotItem<'a>> {
             exit_code,
             status: text(c)?,
         }
-    } else if c.accept(r#"agent_message","text":"#) {
+    } else if c.accept(br#"agent_message","text":"#) {
         HotItem::Message {
             kind: "agent_message",
             text: text(c)?,
         }
-    } else if c.accept(r#"reasoning","text":"#) {
+    } else if c.accept(br#"reasoning","text":"#) {
         HotItem::Message {
             kind: "reasoning",
             text: text(c)?,
         }
-    } else if c.accept(r#"file_change","changes":"#) {
+    } else if c.accept(br#"file_change","changes":"#) {
         let mark = c.mark();
         changes(c, |_, _| {})?;
         let changes = c.since(mark);
-        c.expect(r#","status":"#)?;
+        c.expect(br#","status":"#)?;
         HotItem::FileChange {
             id,
             changes,
@@ -131,7 +131,7 @@ fn read_item<'a>(c: &mut Cursor<'a>) -> Option<HotItem<'a>> {
     } else {
         return None;
     };
-    c.expect("}")?;
+    c.expect(b"}")?;
     Some(item)
 }
 
@@ -139,17 +139,17 @@ fn read_item<'a>(c: &mut Cursor<'a>) -> Option<HotItem<'a>> {
 /// "output_tokens":…,"reasoning_output_tokens":…}` (0.169's usage; older ones lack a key and
 /// take the general path).
 fn usage(c: &mut Cursor<'_>) -> Option<WireUsage> {
-    c.expect(r#"{"input_tokens":"#)?;
+    c.expect(br#"{"input_tokens":"#)?;
     let input_tokens = c.uint()?;
-    c.expect(r#","cached_input_tokens":"#)?;
+    c.expect(br#","cached_input_tokens":"#)?;
     let cached_input_tokens = c.uint()?;
-    c.expect(r#","cache_write_input_tokens":"#)?;
+    c.expect(br#","cache_write_input_tokens":"#)?;
     let cache_write_input_tokens = c.uint()?;
-    c.expect(r#","output_tokens":"#)?;
+    c.expect(br#","output_tokens":"#)?;
     let output_tokens = c.uint()?;
-    c.expect(r#","reasoning_output_tokens":"#)?;
+    c.expect(br#","reasoning_output_tokens":"#)?;
     let reasoning_output_tokens = c.uint()?;
-    c.expect("}")?;
+    c.expect(b"}")?;
     Some(WireUsage {
         input_tokens,
         cached_input_tokens,
@@ -162,21 +162,21 @@ fn usage(c: &mut Cursor<'_>) -> Option<WireUsage> {
 /// `[{"path":"…","kind":"add|update|delete"},…]`: each change's path and kind (as JSON
 /// text) to `each`. The cursor ends after the array.
 fn changes<'a>(c: &mut Cursor<'a>, mut each: impl FnMut(Text<'a>, Option<&'a str>)) -> Option<()> {
-    c.expect("[")?;
-    if c.accept("]") {
+    c.expect(b"[")?;
+    if c.accept(b"]") {
         return Some(());
     }
     loop {
-        c.expect(r#"{"path":"#)?;
+        c.expect(br#"{"path":"#)?;
         let path = text(c)?;
-        c.expect(r#","kind":"#)?;
+        c.expect(br#","kind":"#)?;
         let kind = c.string()?.literal();
-        c.expect("}")?;
+        c.expect(b"}")?;
         each(path, Some(kind));
-        if c.accept("]") {
+        if c.accept(b"]") {
             return Some(());
         }
-        c.expect(",")?;
+        c.expect(b",")?;
     }
 }
 

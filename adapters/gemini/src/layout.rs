@@ -32,15 +32,15 @@ pub(crate) enum Hot<'a> {
 /// `line` as one of the hot shapes, if it is exactly one.
 pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
     let mut c = Cursor::new(line);
-    c.expect(r#"{"type":""#)?;
+    c.expect(br#"{"type":""#)?;
     // The kind is matched as literal text: cheaper than reading a string and comparing it.
-    let kind = if c.accept(r#"message","timestamp":"#) {
+    let kind = if c.accept(br#"message","timestamp":"#) {
         Kind::Message
-    } else if c.accept(r#"tool_use","timestamp":"#) {
+    } else if c.accept(br#"tool_use","timestamp":"#) {
         Kind::ToolUse
-    } else if c.accept(r#"tool_result","timestamp":"#) {
+    } else if c.accept(br#"tool_result","timestamp":"#) {
         Kind::ToolResult
-    } else if c.accept(r#"init","timestamp":"#) {
+    } else if c.accept(br#"init","timestamp":"#) {
         Kind::Init
     } else {
         return None;
@@ -48,9 +48,9 @@ pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
     c.string()?;
     let hot = match kind {
         Kind::Init => {
-            c.expect(r#","session_id":"#)?;
+            c.expect(br#","session_id":"#)?;
             let session_id = Some(text(&mut c)?);
-            c.expect(r#","model":"#)?;
+            c.expect(br#","model":"#)?;
             Hot::Init(InitEvent {
                 kind: None,
                 session_id,
@@ -58,11 +58,11 @@ pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
             })
         }
         Kind::Message => {
-            c.expect(r#","role":"#)?;
+            c.expect(br#","role":"#)?;
             let role = Some(text(&mut c)?);
-            c.expect(r#","content":"#)?;
+            c.expect(br#","content":"#)?;
             let content = Some(text(&mut c)?);
-            let delta = if c.accept(r#","delta":"#) {
+            let delta = if c.accept(br#","delta":"#) {
                 Some(c.bool()?)
             } else {
                 None
@@ -75,11 +75,11 @@ pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
             })
         }
         Kind::ToolUse => {
-            c.expect(r#","tool_name":"#)?;
+            c.expect(br#","tool_name":"#)?;
             let tool_name = Some(text(&mut c)?);
-            c.expect(r#","tool_id":"#)?;
+            c.expect(br#","tool_id":"#)?;
             let tool_id = Some(text(&mut c)?);
-            c.expect(r#","parameters":"#)?;
+            c.expect(br#","parameters":"#)?;
             Hot::ToolUse(ToolUseEvent {
                 kind: None,
                 tool_name,
@@ -88,11 +88,11 @@ pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
             })
         }
         Kind::ToolResult => {
-            c.expect(r#","tool_id":"#)?;
+            c.expect(br#","tool_id":"#)?;
             let tool_id = Some(text(&mut c)?);
-            c.expect(r#","status":"#)?;
+            c.expect(br#","status":"#)?;
             let status = Some(text(&mut c)?);
-            let output = if c.accept(r#","output":"#) {
+            let output = if c.accept(br#","output":"#) {
                 Some(text(&mut c)?)
             } else {
                 None
@@ -106,7 +106,7 @@ pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
             })
         }
     };
-    c.expect("}")?;
+    c.expect(b"}")?;
     c.end()?;
     Some(hot)
 }

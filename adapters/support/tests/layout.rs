@@ -39,19 +39,19 @@ struct Read {
 
 fn walk(line: &str) -> Option<Read> {
     let mut c = Cursor::new(line);
-    c.expect(r#"{"type":"#)?;
+    c.expect(br#"{"type":"#)?;
     let kind = c.string()?.text()?.into_owned();
-    c.expect(r#","id":"#)?;
+    c.expect(br#","id":"#)?;
     let id = c.string()?.text()?.into_owned();
-    c.expect(r#","n":"#)?;
+    c.expect(br#","n":"#)?;
     let n = c.int_or_null()?;
-    c.expect(r#","v":"#)?;
+    c.expect(br#","v":"#)?;
     let v = c.value()?.get().to_owned();
-    c.expect(r#","ok":"#)?;
+    c.expect(br#","ok":"#)?;
     let ok = c.bool()?;
-    c.expect(r#","text":"#)?;
+    c.expect(br#","text":"#)?;
     let text = c.string()?.text()?.into_owned();
-    c.expect("}")?;
+    c.expect(b"}")?;
     c.end()?;
     Some(Read {
         kind,
