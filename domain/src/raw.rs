@@ -55,13 +55,20 @@ impl RawJson {
     /// JSON spliced together from pieces the caller has just parsed (punctuation, keys and
     /// string literals copied from a valid line): one allocation, no escaping pass.
     pub fn from_parsed_parts(parts: &[&str]) -> Self {
-        let text = written(|buf| {
+        thread_local! {
+            // Text, not bytes: pieces of `str` join into valid UTF-8, no check needed.
+            static JOINED: RefCell<String> = const { RefCell::new(String::new()) };
+        }
+        JOINED.with(|joined| {
+            let mut fresh = String::new();
+            let mut guard = joined.try_borrow_mut().ok();
+            let text = guard.as_deref_mut().unwrap_or(&mut fresh);
+            text.clear();
             for part in parts {
-                buf.extend_from_slice(part.as_bytes());
+                text.push_str(part);
             }
-            Some(())
-        });
-        text.map_or_else(RawJson::null, RawJson)
+            RawJson(Arc::from(text.as_str()))
+        })
     }
 
     /// From an already-built value.

@@ -237,6 +237,7 @@ impl CodexDecoder {
                 return self.on_thread_started(Some(&thread_id), out);
             }
             Hot::TurnCompleted { usage } => return self.on_turn_completed(usage, out),
+            Hot::Error { message } => return self.on_error_line(Some(&message), out),
             Hot::Item { phase, item } => (phase, item),
         };
         let completed = phase == "item.completed";

@@ -7,6 +7,7 @@
 //! {"type":"thread.started","thread_id":"…"}
 //! {"type":"turn.started"}
 //! {"type":"turn.completed","usage":{…}}
+//! {"type":"error","message":"…"}
 //! {"type":"item.<phase>","item":{"id":"…","type":"agent_message|reasoning","text":"…"}}
 //! {"type":"item.<phase>","item":{"id":"…","type":"command_execution","command":"…",
 //!     "aggregated_output":"…","exit_code":0|null,"status":"…"}}
@@ -22,10 +23,21 @@ use crate::wire::{Text, WireUsage};
 
 /// One hot line, read.
 pub(crate) enum Hot<'a> {
-    ThreadStarted { thread_id: Text<'a> },
+    ThreadStarted {
+        thread_id: Text<'a>,
+    },
     TurnStarted,
-    TurnCompleted { usage: WireUsage },
-    Item { phase: &'a str, item: HotItem<'a> },
+    TurnCompleted {
+        usage: WireUsage,
+    },
+    /// A top-level `error`: a reconnect notice or a failure.
+    Error {
+        message: Text<'a>,
+    },
+    Item {
+        phase: &'a str,
+        item: HotItem<'a>,
+    },
 }
 
 /// The item of an `item.*` line.
@@ -64,6 +76,10 @@ pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
     } else if c.accept(br#"thread.started","thread_id":"#) {
         Hot::ThreadStarted {
             thread_id: text(&mut c)?,
+        }
+    } else if c.accept(br#"error","message":"#) {
+        Hot::Error {
+            message: text(&mut c)?,
         }
     } else if c.accept(br#"turn.completed","usage":"#) {
         Hot::TurnCompleted {
@@ -224,7 +240,6 @@ mod tests {
             r#"{"thread_id":"t","type":"thread.started"}"#,
             r#"{"type": "turn.started"}"#,
             r#"{"type":"item.completed","item":{"id":"i","type":"todo_list","items":[]}}"#,
-            r#"{"type":"error","message":"Reconnecting... 1/5"}"#,
             r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"a"}}x"#,
         ];
         for line in lines {

@@ -14,8 +14,11 @@ pub fn parse_reconnect(message: &str) -> Option<AgentEvent> {
         Some((attempt, max))
     });
     let http_status = http_status(message);
-    let rate_limited =
-        http_status == Some(429) || message.to_ascii_lowercase().contains("rate limit");
+    let rate_limited = http_status == Some(429)
+        || message
+            .as_bytes()
+            .windows(RATE_LIMIT.len())
+            .any(|w| w.eq_ignore_ascii_case(RATE_LIMIT));
     Some(AgentEvent::Retry {
         attempt: counts.map(|c| c.0),
         max_attempts: counts.map(|c| c.1),
@@ -25,6 +28,9 @@ pub fn parse_reconnect(message: &str) -> Option<AgentEvent> {
         message: message.to_owned(),
     })
 }
+
+/// Said by notices of a rate limit without a 429 status (any case).
+const RATE_LIMIT: &[u8] = b"rate limit";
 
 fn leading_number(text: &str) -> Option<(u32, &str)> {
     let end = text
