@@ -22,6 +22,9 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+/// Nesting [`Cursor::skip`] follows at most.
+pub const MAX_DEPTH: usize = 64;
+
 /// A position in a line being walked. Every step consumes input only when it succeeds.
 #[derive(Debug, Clone, Copy)]
 pub struct Cursor<'a> {
@@ -162,6 +165,128 @@ impl<'a> Cursor<'a> {
         let raw = <&'a RawValue>::deserialize(&mut de).ok()?;
         self.rest = self.rest.get(raw.get().len()..)?;
         Some(raw)
+    }
+
+    /// An object (the cursor on its `{`), member by member, in whatever order the line has
+    /// them: `member(key, cursor)` reads or [`Cursor::skip`]s each value. For lines whose
+    /// key order is not fixed (Claude's, which pass the model server's objects through).
+    /// A reader that matches keys should refuse escaped ones ([`JsonStr::plain`]), which
+    /// could spell a key it reads.
+    #[inline]
+    pub fn object(
+        &mut self,
+        mut member: impl FnMut(JsonStr<'a>, &mut Cursor<'a>) -> Option<()>,
+    ) -> Option<()> {
+        let mut c = *self;
+        c.expect(b"{")?;
+        c.whitespace();
+        if !c.accept(b"}") {
+            loop {
+                let key = c.string()?;
+                c.whitespace();
+                c.expect(b":")?;
+                c.whitespace();
+                member(key, &mut c)?;
+                c.whitespace();
+                if c.accept(b"}") {
+                    break;
+                }
+                c.expect(b",")?;
+                c.whitespace();
+            }
+        }
+        *self = c;
+        Some(())
+    }
+
+    /// An array (the cursor on its `[`), element by element: `element(cursor)` reads or
+    /// skips each.
+    #[inline]
+    pub fn array(&mut self, mut element: impl FnMut(&mut Cursor<'a>) -> Option<()>) -> Option<()> {
+        let mut c = *self;
+        c.expect(b"[")?;
+        c.whitespace();
+        if !c.accept(b"]") {
+            loop {
+                element(&mut c)?;
+                c.whitespace();
+                if c.accept(b"]") {
+                    break;
+                }
+                c.expect(b",")?;
+                c.whitespace();
+            }
+        }
+        *self = c;
+        Some(())
+    }
+
+    /// Any JSON value, checked as JSON and skipped; its text is [`Cursor::since`] a mark.
+    /// Nesting deeper than [`MAX_DEPTH`] is `None` (left to `serde_json`, whose own limit
+    /// is higher).
+    pub fn skip(&mut self) -> Option<()> {
+        self.skip_nested(0)
+    }
+
+    fn skip_nested(&mut self, depth: usize) -> Option<()> {
+        match self.rest.as_bytes().first()? {
+            b'"' => self.string().map(drop),
+            b'{' if depth < MAX_DEPTH => self.object(|_, c| c.skip_nested(depth + 1)),
+            b'[' if depth < MAX_DEPTH => self.array(|c| c.skip_nested(depth + 1)),
+            b't' => self.expect(b"true"),
+            b'f' => self.expect(b"false"),
+            b'n' => self.expect(b"null"),
+            b'-' | b'0'..=b'9' => self.number().map(drop),
+            _ => None,
+        }
+    }
+
+    /// A JSON number of any form (`-1.5e3`), as written.
+    pub fn number(&mut self) -> Option<&'a str> {
+        let bytes = self.rest.as_bytes();
+        let digits_from = |at: usize| {
+            bytes
+                .get(at..)
+                .map_or(0, |b| b.iter().take_while(|d| d.is_ascii_digit()).count())
+        };
+        let mut at = usize::from(bytes.first() == Some(&b'-'));
+        match bytes.get(at)? {
+            b'0' => at += 1,
+            b'1'..=b'9' => at += digits_from(at),
+            _ => return None,
+        }
+        if bytes.get(at) == Some(&b'.') {
+            let fraction = digits_from(at + 1);
+            if fraction == 0 {
+                return None;
+            }
+            at += 1 + fraction;
+        }
+        if matches!(bytes.get(at), Some(b'e' | b'E')) {
+            at += 1;
+            if matches!(bytes.get(at), Some(b'+' | b'-')) {
+                at += 1;
+            }
+            let exponent = digits_from(at);
+            if exponent == 0 {
+                return None;
+            }
+            at += exponent;
+        }
+        let (number, rest) = self.rest.split_at_checked(at)?;
+        self.rest = rest;
+        Some(number)
+    }
+
+    /// Skips JSON whitespace.
+    #[inline]
+    pub fn whitespace(&mut self) {
+        let skipped = self
+            .rest
+            .bytes()
+            .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            .count();
+        self.rest = self.rest.get(skipped..).unwrap_or_default();
     }
 
     /// The end of the line: nothing left but JSON whitespace (a CRLF line's `\r`).

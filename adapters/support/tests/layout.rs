@@ -87,25 +87,7 @@ const SEEDS: &[&str] = &[
 const BYTES: &[u8] = b"\"\\{}[],:0123456789-+.eEtrufalsn \t\r\nu/bx\x01\x1f";
 
 fn mutated() -> impl Strategy<Value = String> {
-    let edit = (0usize..400, 0usize..BYTES.len(), 0u8..3);
-    (
-        prop::sample::select(SEEDS),
-        prop::collection::vec(edit, 0..4),
-    )
-        .prop_map(|(seed, edits)| {
-            let mut bytes = seed.as_bytes().to_vec();
-            for (at, pick, op) in edits {
-                let at = at % (bytes.len() + 1);
-                match op {
-                    0 if at < bytes.len() => {
-                        bytes.remove(at);
-                    }
-                    1 if at < bytes.len() => bytes[at] = BYTES[pick],
-                    _ => bytes.insert(at, BYTES[pick]),
-                }
-            }
-            String::from_utf8_lossy(&bytes).into_owned()
-        })
+    mutated_from(SEEDS)
 }
 
 #[test]
@@ -125,5 +107,161 @@ proptest! {
         if let Some(walked) = walk(&line) {
             prop_assert_eq!(Some(walked), by_serde(&line), "{}", line);
         }
+    }
+}
+
+/// The same fields read member by member, in any order, others skipped; a repeated field
+/// refused (as serde refuses it).
+fn walk_any_order(line: &str) -> Option<Read> {
+    let mut c = Cursor::new(line);
+    let (mut kind, mut id, mut n, mut v, mut ok, mut text) = (None, None, None, None, None, None);
+    fn once<T>(slot: &mut Option<T>, value: Option<T>) -> Option<()> {
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(value?);
+        Some(())
+    }
+    c.object(|key, c| match key.plain()? {
+        "type" => once(&mut kind, c.string()?.text().map(|t| t.into_owned())),
+        "id" => once(&mut id, c.string()?.text().map(|t| t.into_owned())),
+        "n" => once(&mut n, c.int_or_null()),
+        "v" => once(&mut v, c.value().map(|r| r.get().to_owned())),
+        "ok" => once(&mut ok, c.bool()),
+        "text" => once(&mut text, c.string()?.text().map(|t| t.into_owned())),
+        _ => c.skip(),
+    })?;
+    c.end()?;
+    Some(Read {
+        kind: kind?,
+        id: id?,
+        n: n?,
+        v: v?,
+        ok: ok?,
+        text: text?,
+    })
+}
+
+/// The layout without `deny_unknown_fields`.
+#[derive(Debug, Deserialize)]
+struct Open<'a> {
+    #[serde(rename = "type")]
+    kind: String,
+    id: String,
+    n: Option<i64>,
+    #[serde(borrow)]
+    v: &'a RawValue,
+    ok: bool,
+    text: String,
+}
+
+fn by_serde_open(line: &str) -> Option<Read> {
+    let s: Open<'_> = serde_json::from_str(line).ok()?;
+    Some(Read {
+        kind: s.kind,
+        id: s.id,
+        n: s.n,
+        v: s.v.get().to_owned(),
+        ok: s.ok,
+        text: s.text,
+    })
+}
+
+/// Every seed line, in layout or not.
+const ALL_SEEDS: &[&str] = &[
+    SEEDS[0],
+    SEEDS[1],
+    SEEDS[2],
+    SEEDS[3],
+    SHUFFLED[0],
+    SHUFFLED[1],
+];
+
+/// The seeds with their members reordered and an unknown member of any shape added.
+const SHUFFLED: &[&str] = &[
+    r#"{"text":"a\nb","extra":{"deep":[1,-2.5e-3,true,null,{"x":"\u00e9"}]},"ok":true,"v":[1],"n":null,"id":"i","type":"t"}"#,
+    r#"{ "type" : "t" , "id":"i", "n" : 3, "v" : { } , "ok":false, "text":"", "z": [ ] }"#,
+];
+
+#[test]
+fn members_are_read_in_any_order_with_unknown_ones_skipped() {
+    for line in SEEDS.iter().chain(SHUFFLED) {
+        let walked = walk_any_order(line);
+        assert!(walked.is_some(), "{line}");
+        assert_eq!(walked, by_serde_open(line), "{line}");
+    }
+}
+
+fn mutated_from(seeds: &'static [&'static str]) -> impl Strategy<Value = String> {
+    let edit = (0usize..400, 0usize..BYTES.len(), 0u8..3);
+    (
+        prop::sample::select(seeds),
+        prop::collection::vec(edit, 0..4),
+    )
+        .prop_map(|(seed, edits)| {
+            let mut bytes = seed.as_bytes().to_vec();
+            for (at, pick, op) in edits {
+                let at = at % (bytes.len() + 1);
+                match op {
+                    0 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    1 if at < bytes.len() => bytes[at] = BYTES[pick],
+                    _ => bytes.insert(at, BYTES[pick]),
+                }
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+}
+
+/// Any JSON value, nested a few levels.
+fn json() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        ".{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::btree_map(".{0,6}", inner, 0..5)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8192))]
+
+    #[test]
+    fn members_read_in_any_order_agree_with_serde(line in mutated_from(ALL_SEEDS)) {
+        if let Some(walked) = walk_any_order(&line) {
+            prop_assert_eq!(Some(walked), by_serde_open(&line), "{}", line);
+        }
+    }
+
+    #[test]
+    fn what_skip_accepts_serde_accepts(line in mutated_from(ALL_SEEDS)) {
+        let mut c = Cursor::new(&line);
+        c.whitespace();
+        if c.skip().and_then(|()| c.end()).is_some() {
+            prop_assert!(serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok(), "{}", line);
+        }
+    }
+
+    #[test]
+    fn skip_accepts_any_json(value in json(), pretty in any::<bool>()) {
+        let line = if pretty {
+            serde_json::to_string_pretty(&value)
+        } else {
+            serde_json::to_string(&value)
+        }
+        .expect("a value serialises");
+        let mut c = Cursor::new(&line);
+        prop_assert!(c.skip().and_then(|()| c.end()).is_some(), "{}", line);
     }
 }
