@@ -44,9 +44,9 @@ pub struct CodexDecoder {
     pub(crate) open_calls: Vec<usize>,
     /// Tool names (item types), each allocated once per run.
     pub(crate) names: ToolNames,
-    /// Whether hot lines are read by their layout (`layout.rs`); off only in the test that
-    /// checks the fast path against the general one.
-    pub(crate) layout_fast_path: bool,
+    /// Hot lines skip their layout reading (`layout.rs`) and take the serde path: only in
+    /// the test that checks the one against the other.
+    pub(crate) general_path_only: bool,
 }
 
 impl CodexDecoder {
@@ -67,7 +67,7 @@ impl CodexDecoder {
             cumulative: None,
             open_calls: Vec::new(),
             names: ToolNames::new(),
-            layout_fast_path: true,
+            general_path_only: false,
         }
     }
 
@@ -401,7 +401,7 @@ impl Decoder for CodexDecoder {
         match trimmed.as_bytes().first() {
             None => Ok(LineShape::Blank),
             Some(b'{') => {
-                if let Some(hot) = crate::layout::read(trimmed).filter(|_| self.layout_fast_path) {
+                if let Some(hot) = crate::layout::read(trimmed).filter(|_| !self.general_path_only) {
                     self.on_hot(hot, out);
                     return Ok(LineShape::Json);
                 }

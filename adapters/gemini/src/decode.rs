@@ -43,9 +43,9 @@ pub struct GeminiDecoder {
     tool_call_seq: u64,
     /// Tool names, each allocated once per run.
     names: ToolNames,
-    /// Whether hot lines are read by their layout (`layout.rs`); off only in the test that
-    /// checks the fast path against the general one.
-    pub(crate) layout_fast_path: bool,
+    /// Hot lines skip their layout reading (`layout.rs`) and take the serde path: only in
+    /// the test that checks the one against the other.
+    pub(crate) general_path_only: bool,
 }
 
 impl GeminiDecoder {
@@ -58,7 +58,7 @@ impl GeminiDecoder {
             json_response: None,
             tool_call_seq: 0,
             names: ToolNames::new(),
-            layout_fast_path: true,
+            general_path_only: false,
         }
     }
 
@@ -446,7 +446,7 @@ impl Decoder for GeminiDecoder {
             );
             return Ok(LineShape::classify(line));
         }
-        if let Some(hot) = crate::layout::read(trimmed).filter(|_| self.layout_fast_path) {
+        if let Some(hot) = crate::layout::read(trimmed).filter(|_| !self.general_path_only) {
             self.on_hot(hot, trimmed, out);
             return Ok(LineShape::Json);
         }

@@ -175,7 +175,7 @@ mod same_as_the_general_path {
             workdir: "<WORKDIR>".into(),
             ..DecoderConfig::default()
         });
-        decoder.layout_fast_path = fast;
+        decoder.general_path_only = !fast;
         let mut events = Vec::new();
         let shapes = lines
             .iter()
@@ -188,7 +188,8 @@ mod same_as_the_general_path {
     fn fixture_runs() -> Vec<Vec<String>> {
         forge_testkit::fixtures::transcripts("gemini")
             .iter()
-            .map(|t| t.stdout.lines().map(str::to_owned).collect())
+            .map(|t| t.stdout.lines().map(str::to_owned).collect::<Vec<_>>())
+            .filter(|run| !run.is_empty())
             .collect()
     }
 

@@ -1,0 +1,401 @@
+//! The fast path: Claude's hot lines (`assistant`, `user`, `stream_event`) read member by
+//! member with the support crate's [`Cursor`], into the same wire structs the serde path
+//! fills, so the decoder handles them with the same code.
+//!
+//! Claude's key order is not fixed (the `message` object is the model server's, passed
+//! through), so members are matched by name in any order and the rest skipped, validated as
+//! JSON. Whatever the lenient serde types would read differently is refused here (`None`)
+//! and left to the serde path: a repeated field, an escaped key, a known field holding a
+//! value of another type than expected (serde reads numbers there, where it may reject one
+//! out of range).
+
+use forge_adapter_support::layout::{Cursor, JsonStr};
+use serde_json::value::RawValue;
+
+use crate::wire::lenient::{Bool, Obj, Str};
+use crate::wire::{
+    AssistantLine, Block, Content, Delta, Message, MessageField, StreamEvent, StreamLine,
+    ToolUseResult, UserLine,
+};
+
+/// An `assistant` line, read whole.
+pub(crate) fn assistant(line: &str) -> Option<AssistantLine<'_>> {
+    let mut out = AssistantLine::default();
+    let mut seen = Seen::default();
+    let mut c = Cursor::new(line);
+    c.object(|key, c| match key.plain()? {
+        "type" => seen.first(0).and_then(|()| c.skip()),
+        "message" => {
+            seen.first(1)?;
+            out.message = message_field(c)?;
+            Some(())
+        }
+        "error" => {
+            seen.first(2)?;
+            out.error = str_field(c)?;
+            Some(())
+        }
+        "api_error" => {
+            seen.first(3)?;
+            out.api_error = str_field(c)?;
+            Some(())
+        }
+        _ => c.skip(),
+    })?;
+    c.end()?;
+    Some(out)
+}
+
+/// A `user` line, read whole.
+pub(crate) fn user(line: &str) -> Option<UserLine<'_>> {
+    let mut out = UserLine::default();
+    let mut seen = Seen::default();
+    let mut c = Cursor::new(line);
+    c.object(|key, c| match key.plain()? {
+        "type" => seen.first(0).and_then(|()| c.skip()),
+        "message" => {
+            seen.first(1)?;
+            out.message = message_field(c)?;
+            Some(())
+        }
+        "tool_use_result" => {
+            seen.first(2)?;
+            out.tool_use_result = obj(c, tool_use_result)?;
+            Some(())
+        }
+        _ => c.skip(),
+    })?;
+    c.end()?;
+    Some(out)
+}
+
+/// A `stream_event` line, read whole.
+pub(crate) fn stream_event(line: &str) -> Option<StreamLine<'_>> {
+    let mut out = StreamLine::default();
+    let mut seen = Seen::default();
+    let mut c = Cursor::new(line);
+    c.object(|key, c| match key.plain()? {
+        "type" => seen.first(0).and_then(|()| c.skip()),
+        "event" => {
+            seen.first(1)?;
+            out.event = obj(c, stream_event_body)?;
+            Some(())
+        }
+        _ => c.skip(),
+    })?;
+    c.end()?;
+    Some(out)
+}
+
+/// Which known fields of one object were read: serde refuses a repeated one.
+#[derive(Default)]
+struct Seen(u16);
+
+impl Seen {
+    /// `Some` the first time field `n` comes.
+    fn first(&mut self, n: u8) -> Option<()> {
+        let bit = 1u16 << n;
+        if self.0 & bit != 0 {
+            return None;
+        }
+        self.0 |= bit;
+        Some(())
+    }
+}
+
+/// What the value at the cursor is, by its first byte.
+fn peek(c: &Cursor<'_>) -> Option<u8> {
+    c.rest().as_bytes().first().copied()
+}
+
+/// A value of a type the lenient field ignores, skipped as serde skips it (the field reads
+/// as its default). Numbers are refused: serde reads those, and may reject one out of range.
+fn ignored<T: Default>(c: &mut Cursor<'_>) -> Option<T> {
+    match peek(c)? {
+        b'-' | b'0'..=b'9' => None,
+        _ => c.skip().map(|()| T::default()),
+    }
+}
+
+/// A lenient string field: a string, else its default (none).
+fn str_field<'a>(c: &mut Cursor<'a>) -> Option<Str<'a>> {
+    match peek(c)? {
+        b'"' => Some(Str(Some(text(c.string()?)?))),
+        _ => ignored(c),
+    }
+}
+
+/// A lenient boolean field.
+fn bool_field(c: &mut Cursor<'_>) -> Option<Bool> {
+    match peek(c)? {
+        b't' | b'f' => c.bool().map(|b| Bool(Some(b))),
+        _ => ignored(c),
+    }
+}
+
+/// A lenient object field read by `read`.
+fn obj<'a, T>(
+    c: &mut Cursor<'a>,
+    read: impl FnOnce(&mut Cursor<'a>) -> Option<T>,
+) -> Option<Obj<T>> {
+    match peek(c)? {
+        b'{' => read(c).map(|t| Obj(Some(t))),
+        _ => ignored(c),
+    }
+}
+
+fn text<'a>(s: JsonStr<'a>) -> Option<std::borrow::Cow<'a, str>> {
+    s.text()
+}
+
+/// `message`: an object, a string, or `null`.
+fn message_field<'a>(c: &mut Cursor<'a>) -> Option<MessageField<'a>> {
+    match peek(c)? {
+        b'{' => message(c).map(MessageField::Object),
+        b'"' => Some(MessageField::Text(text(c.string()?)?)),
+        _ => ignored(c),
+    }
+}
+
+fn message<'a>(c: &mut Cursor<'a>) -> Option<Message<'a>> {
+    let mut out = Message::default();
+    let mut seen = Seen::default();
+    c.object(|key, c| match key.plain()? {
+        "model" => {
+            seen.first(0)?;
+            out.model = str_field(c)?;
+            Some(())
+        }
+        "content" => {
+            seen.first(1)?;
+            out.content = content(c)?;
+            Some(())
+        }
+        _ => c.skip(),
+    })?;
+    Some(out)
+}
+
+/// `content`: a string, an array of blocks, or `null`.
+fn content<'a>(c: &mut Cursor<'a>) -> Option<Content<'a>> {
+    match peek(c)? {
+        b'"' => Some(Content::Text(text(c.string()?)?)),
+        b'[' => {
+            let mut blocks = Vec::new();
+            c.array(|c| {
+                // Elements that are not objects are dropped, as the serde path drops them.
+                match peek(c)? {
+                    b'{' => blocks.push(block(c)?),
+                    _ => ignored::<()>(c)?,
+                }
+                Some(())
+            })?;
+            Some(Content::Blocks(blocks))
+        }
+        _ => ignored(c),
+    }
+}
+
+fn block<'a>(c: &mut Cursor<'a>) -> Option<Block<'a>> {
+    let mut out = Block::default();
+    let mut seen = Seen::default();
+    c.object(|key, c| {
+        match key.plain()? {
+            "type" => {
+                seen.first(0)?;
+                out.kind = str_field(c)?;
+            }
+            "text" => {
+                seen.first(1)?;
+                out.text = str_field(c)?;
+            }
+            "thinking" => {
+                seen.first(2)?;
+                out.thinking = str_field(c)?;
+            }
+            "id" => {
+                seen.first(3)?;
+                out.id = str_field(c)?;
+            }
+            "name" => {
+                seen.first(4)?;
+                out.name = str_field(c)?;
+            }
+            "input" => {
+                seen.first(5)?;
+                out.input = raw_or_null(c)?;
+            }
+            "tool_use_id" => {
+                seen.first(6)?;
+                out.tool_use_id = str_field(c)?;
+            }
+            "content" => {
+                seen.first(7)?;
+                out.content = content(c)?;
+            }
+            "is_error" => {
+                seen.first(8)?;
+                out.is_error = bool_field(c)?;
+            }
+            _ => c.skip()?,
+        }
+        Some(())
+    })?;
+    Some(out)
+}
+
+/// Any value kept verbatim (`None` for `null`), read by `serde_json` as the serde path reads
+/// it.
+fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a RawValue>> {
+    if c.accept(b"null") {
+        return Some(None);
+    }
+    c.value().map(Some)
+}
+
+fn tool_use_result<'a>(c: &mut Cursor<'a>) -> Option<ToolUseResult<'a>> {
+    let mut out = ToolUseResult::default();
+    let mut seen = Seen::default();
+    c.object(|key, c| match key.plain()? {
+        "type" => {
+            seen.first(0)?;
+            out.kind = str_field(c)?;
+            Some(())
+        }
+        _ => c.skip(),
+    })?;
+    Some(out)
+}
+
+fn stream_event_body<'a>(c: &mut Cursor<'a>) -> Option<StreamEvent<'a>> {
+    let mut out = StreamEvent::default();
+    let mut seen = Seen::default();
+    c.object(|key, c| match key.plain()? {
+        "type" => {
+            seen.first(0)?;
+            out.kind = str_field(c)?;
+            Some(())
+        }
+        "delta" => {
+            seen.first(1)?;
+            out.delta = obj(c, delta)?;
+            Some(())
+        }
+        _ => c.skip(),
+    })?;
+    Some(out)
+}
+
+fn delta<'a>(c: &mut Cursor<'a>) -> Option<Delta<'a>> {
+    let mut out = Delta::default();
+    let mut seen = Seen::default();
+    c.object(|key, c| match key.plain()? {
+        "type" => {
+            seen.first(0)?;
+            out.kind = str_field(c)?;
+            Some(())
+        }
+        "text" => {
+            seen.first(1)?;
+            out.text = str_field(c)?;
+            Some(())
+        }
+        "thinking" => {
+            seen.first(2)?;
+            out.thinking = str_field(c)?;
+            Some(())
+        }
+        _ => c.skip(),
+    })?;
+    Some(out)
+}
+
+/// The fast path against the serde path: every recorded line, and mutations of them,
+/// decode to the same events, line shapes and result either way.
+#[cfg(test)]
+mod same_as_the_general_path {
+    use forge_domain::{AgentEvent, ExecutionRequest, PricingTable, ProviderId};
+    use forge_ports::{Decoder, ResultPieces};
+    use proptest::prelude::*;
+
+    use crate::decode::ClaudeDecoder;
+
+    type Decoded = (Vec<AgentEvent>, Vec<String>, ResultPieces);
+
+    fn decode(lines: &[String], fast: bool) -> Decoded {
+        let request = ExecutionRequest::new(
+            ProviderId::new("claude").expect("a valid id"),
+            "p",
+            "<WORKDIR>",
+        );
+        let mut decoder = ClaudeDecoder::new(&request, PricingTable::default());
+        decoder.general_path_only = !fast;
+        let mut events = Vec::new();
+        let shapes = lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| format!("{:?}", decoder.decode_line(i as u64 + 1, line, &mut events)))
+            .collect();
+        (events, shapes, decoder.finish(None))
+    }
+
+    /// The recorded fixtures and the crate's extra transcripts, one run each.
+    fn runs() -> Vec<Vec<String>> {
+        let mut texts: Vec<String> = forge_testkit::fixtures::transcripts("claude")
+            .into_iter()
+            .map(|t| t.stdout)
+            .collect();
+        let extra = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/transcripts/2.1.330");
+        if let Ok(dir) = std::fs::read_dir(extra) {
+            for entry in dir.flatten() {
+                if entry.path().extension().is_some_and(|e| e == "jsonl") {
+                    texts.push(std::fs::read_to_string(entry.path()).expect("readable"));
+                }
+            }
+        }
+        texts
+            .iter()
+            .map(|t| t.lines().map(str::to_owned).collect::<Vec<_>>())
+            .filter(|run| !run.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn every_recorded_run_decodes_alike() {
+        let runs = runs();
+        assert!(runs.len() > 5);
+        for run in runs {
+            assert_eq!(decode(&run, true), decode(&run, false), "{run:?}");
+        }
+    }
+
+    /// Bytes a mutation writes: JSON's structural and escape characters among others.
+    const BYTES: &[u8] = b"\"\\{}[],:0123456789-.etrunl \t\r\x01";
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn mutated_runs_decode_alike(
+            pick in any::<prop::sample::Index>(),
+            edits in prop::collection::vec((any::<prop::sample::Index>(), 0usize..BYTES.len(), 0u8..3), 1..4),
+        ) {
+            let runs = runs();
+            let mut run = pick.get(&runs).clone();
+            let at = pick.index(run.len());
+            let mut bytes = run[at].clone().into_bytes();
+            for (pos, byte, op) in edits {
+                let pos = pos.index(bytes.len() + 1);
+                match op {
+                    0 if pos < bytes.len() => {
+                        bytes.remove(pos);
+                    }
+                    1 if pos < bytes.len() => bytes[pos] = BYTES[byte],
+                    _ => bytes.insert(pos, BYTES[byte]),
+                }
+            }
+            run[at] = String::from_utf8_lossy(&bytes).into_owned();
+            prop_assert_eq!(decode(&run, true), decode(&run, false));
+        }
+    }
+}
