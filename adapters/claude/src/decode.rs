@@ -310,10 +310,17 @@ impl ClaudeDecoder {
         let kind = tools::kind_of(&name);
         let raw_input = block.input;
         let path = tools::written_path_field(&name).and_then(|field| {
-            let target = serde_json::from_str::<WriteTarget<'_>>(raw_input?.get()).ok()?;
-            target.field(field).map(|p| self.relative(p))
+            let raw_input = raw_input?;
+            // The cursor first (no second parse); serde for an input of another shape.
+            match crate::layout::input_string(raw_input, field) {
+                Ok(path) => path.map(|p| self.relative(&p)),
+                Err(()) => {
+                    let target = serde_json::from_str::<WriteTarget<'_>>(raw_input).ok()?;
+                    target.field(field).map(|p| self.relative(p))
+                }
+            }
         });
-        let input = raw_input.map_or_else(RawJson::null, |raw| RawJson::from_parsed(raw.get()));
+        let input = raw_input.map_or_else(RawJson::null, RawJson::from_parsed);
         // A repeated id replaces the older pending call, as the CLI would pair it.
         let repeated = self.pending_index(&call_id);
         let event = AgentEvent::ToolCallStarted {

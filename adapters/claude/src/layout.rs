@@ -10,7 +10,6 @@
 //! out of range).
 
 use forge_adapter_support::layout::{Cursor, JsonStr};
-use serde_json::value::RawValue;
 
 use crate::wire::lenient::{Bool, Obj, Str};
 use crate::wire::{
@@ -244,13 +243,39 @@ fn block<'a>(c: &mut Cursor<'a>) -> Option<Block<'a>> {
     Some(out)
 }
 
-/// Any value kept verbatim (`None` for `null`), read by `serde_json` as the serde path reads
-/// it.
-fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a RawValue>> {
+/// Any value's JSON text, checked (`None` for `null`).
+fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a str>> {
     if c.accept(b"null") {
         return Some(None);
     }
-    c.value().map(Some)
+    let mark = c.mark();
+    c.skip()?;
+    Some(Some(c.since(mark)))
+}
+
+/// The value of the string field `field` of a tool's `input` object, walked by the cursor;
+/// `Err` when the input is not a plain object of that shape (the caller asks serde).
+pub(crate) fn input_string<'a>(
+    input: &'a str,
+    field: &str,
+) -> Result<Option<std::borrow::Cow<'a, str>>, ()> {
+    let mut found = None;
+    let mut seen = false;
+    let mut c = Cursor::new(input);
+    c.object(|key, c| {
+        if key.plain()? == field {
+            if std::mem::replace(&mut seen, true) {
+                return None;
+            }
+            found = str_field(c)?.0;
+            Some(())
+        } else {
+            c.skip()
+        }
+    })
+    .and_then(|()| c.end())
+    .ok_or(())?;
+    Ok(found)
 }
 
 fn tool_use_result<'a>(c: &mut Cursor<'a>) -> Option<ToolUseResult<'a>> {

@@ -269,13 +269,18 @@ pub struct Block<'a> {
     #[serde(borrow)]
     pub name: Str<'a>,
     /// Tool input, kept as the CLI's own JSON text: copied once, never built into a tree.
-    #[serde(borrow)]
-    pub input: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "raw_text")]
+    pub input: Option<&'a str>,
     #[serde(borrow)]
     pub tool_use_id: Str<'a>,
     #[serde(borrow)]
     pub content: Content<'a>,
     pub is_error: Bool,
+}
+
+/// A value's JSON text (`None` for `null`).
+fn raw_text<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'a str>, D::Error> {
+    Ok(Option::<&'a RawValue>::deserialize(d)?.map(RawValue::get))
 }
 
 /// The path fields of a writing tool's input, read (a second, small pass over the input)
