@@ -52,12 +52,14 @@ fn main() {
     bench::run("claude", &lines, || provider.decoder(&request));
 }
 
+/// By the line's `type` (printed late in `result` lines, so read, not matched as a prefix).
 fn part(line: &str) -> Part {
-    if line.starts_with(r#"{"type":"system","subtype":"init""#) {
-        Part::Opening
-    } else if line.starts_with(r#"{"type":"result""#) {
-        Part::Closing
-    } else {
-        Part::Body
+    let kind = serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .and_then(|v| Some((v.get("type")?.as_str()?.to_owned(), v.get("subtype")?.as_str().map(str::to_owned))));
+    match kind {
+        Some((kind, Some(subtype))) if kind == "system" && subtype == "init" => Part::Opening,
+        Some((kind, _)) if kind == "result" => Part::Closing,
+        _ => Part::Body,
     }
 }

@@ -278,15 +278,17 @@ impl<'a> Cursor<'a> {
         Some(number)
     }
 
-    /// Skips JSON whitespace.
-    #[inline]
+    /// Skips JSON whitespace (none, in the compact lines the CLIs print: one byte looked at).
+    #[inline(always)]
     pub fn whitespace(&mut self) {
-        let skipped = self
-            .rest
-            .bytes()
-            .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-            .count();
-        self.rest = self.rest.get(skipped..).unwrap_or_default();
+        if matches!(self.rest.as_bytes().first(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            let skipped = self
+                .rest
+                .bytes()
+                .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+                .count();
+            self.rest = self.rest.get(skipped..).unwrap_or_default();
+        }
     }
 
     /// The end of the line: nothing left but JSON whitespace (a CRLF line's `\r`).
