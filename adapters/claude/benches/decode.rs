@@ -56,7 +56,12 @@ fn main() {
 fn part(line: &str) -> Part {
     let kind = serde_json::from_str::<serde_json::Value>(line)
         .ok()
-        .and_then(|v| Some((v.get("type")?.as_str()?.to_owned(), v.get("subtype")?.as_str().map(str::to_owned))));
+        .and_then(|v| {
+            Some((
+                v.get("type")?.as_str()?.to_owned(),
+                v.get("subtype")?.as_str().map(str::to_owned),
+            ))
+        });
     match kind {
         Some((kind, Some(subtype))) if kind == "system" && subtype == "init" => Part::Opening,
         Some((kind, _)) if kind == "result" => Part::Closing,

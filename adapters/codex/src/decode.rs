@@ -401,7 +401,8 @@ impl Decoder for CodexDecoder {
         match trimmed.as_bytes().first() {
             None => Ok(LineShape::Blank),
             Some(b'{') => {
-                if let Some(hot) = crate::layout::read(trimmed).filter(|_| !self.general_path_only) {
+                if let Some(hot) = crate::layout::read(trimmed).filter(|_| !self.general_path_only)
+                {
                     self.on_hot(hot, out);
                     return Ok(LineShape::Json);
                 }
