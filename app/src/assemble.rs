@@ -107,20 +107,64 @@ fn cap_parse_errors(errors: Vec<ForgeError>) -> Vec<ForgeError> {
 /// live run would have produced, given the exit code it recorded.
 pub fn decode_transcript(
     provider: ProviderId,
-    mut decoder: Box<dyn Decoder>,
+    decoder: Box<dyn Decoder>,
     stdout: &str,
     exit: Option<ProcessExit>,
 ) -> (Vec<AgentEvent>, ExecutionResult) {
     let mut events = Vec::new();
-    let runtime_errors = decoder.decode_document(stdout, &mut events);
-    let raw_events = stdout
-        .lines()
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .filter(|l| !l.trim().is_empty())
-        .map(RawJson::from_line)
-        .collect();
+    let result = decode_transcript_with(provider, decoder, stdout, exit, &mut |event| {
+        events.push(event);
+    });
+    (events, result)
+}
+
+/// [`decode_transcript`] handing each event to `on_event` as it is decoded, as a live run
+/// does, so a large transcript's events need not all be held at once. JSONL is read line by
+/// line exactly as the runtime reads a live stdout (each line's shape from the decoder, no
+/// second syntax pass for the raw lines); a single-document form (`--output-format json`)
+/// is decoded whole.
+pub fn decode_transcript_with(
+    provider: ProviderId,
+    mut decoder: Box<dyn Decoder>,
+    stdout: &str,
+    exit: Option<ProcessExit>,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> ExecutionResult {
+    let mut batch = Vec::new();
+    let mut raw_events = Vec::new();
+    let runtime_errors = match decoder.decode_single_document(stdout, &mut batch) {
+        Some(errors) => {
+            raw_events.extend(
+                stdout
+                    .lines()
+                    .map(|l| l.strip_suffix('\r').unwrap_or(l))
+                    .filter(|l| !l.trim().is_empty())
+                    .map(RawJson::from_line),
+            );
+            batch.drain(..).for_each(&mut *on_event);
+            errors
+        }
+        None => {
+            let mut errors = Vec::new();
+            for (i, line) in stdout.lines().enumerate() {
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match decoder.decode_line(i as u64 + 1, line, &mut batch) {
+                    Ok(shape) => raw_events.extend(shape.raw_line(line)),
+                    Err(e) => {
+                        raw_events.push(RawJson::from_line(line));
+                        errors.push(e);
+                    }
+                }
+                batch.drain(..).for_each(&mut *on_event);
+            }
+            errors
+        }
+    };
     let pieces = decoder.finish(exit.as_ref());
-    let result = assemble_result(
+    assemble_result(
         pieces,
         AssembleInputs {
             provider,
@@ -133,6 +177,5 @@ pub fn decode_transcript(
             timed_out_after_ms: None,
             duration_ms: None,
         },
-    );
-    (events, result)
+    )
 }

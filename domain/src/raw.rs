@@ -6,7 +6,6 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::value::RawValue;
 
 /// A JSON document kept verbatim. Serialises as the JSON it holds (not as a string).
 ///
@@ -99,13 +98,24 @@ impl fmt::Display for RawJson {
     }
 }
 
+/// The name under which `serde_json` recognises a raw value when serialising (what
+/// `RawValue`'s own `Serialize` emits). Checked by `serialises_verbatim_through_serde_json`.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
 impl Serialize for RawJson {
+    /// Written verbatim, as a `RawValue` is, without parsing the text again first (results
+    /// carry every raw line of a run: a second parse per line was a third of writing one).
+    /// The type's invariant (valid JSON) is what keeps the output valid; debug builds check.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match serde_json::from_str::<&RawValue>(&self.0) {
-            Ok(raw) => raw.serialize(s),
-            // Unreachable while the invariant holds; degrade to a string, never fail.
-            Err(_) => s.serialize_str(&self.0),
-        }
+        use serde::ser::SerializeStruct;
+        debug_assert!(
+            serde_json::from_str::<serde::de::IgnoredAny>(&self.0).is_ok(),
+            "RawJson holds invalid JSON: {}",
+            self.0
+        );
+        let mut raw = s.serialize_struct(RAW_VALUE_TOKEN, 1)?;
+        raw.serialize_field(RAW_VALUE_TOKEN, &*self.0)?;
+        raw.end()
     }
 }
 
@@ -153,6 +163,23 @@ mod tests {
         );
         let back: RawJson = serde_json::from_str("[1, 2]").unwrap();
         assert_eq!(back.as_str(), "[1,2]");
+    }
+
+    #[test]
+    fn serialises_verbatim_through_serde_json() {
+        // Spacing kept as written: proof the text went out as is, not parsed and rewritten
+        // (if serde_json ever renamed its raw-value token, this would print an object).
+        let raw = RawJson::from_parsed(r#"{"b": [1,  2], "a":"\u00e9"}"#);
+        let nested = serde_json::json!({ "raw": raw.to_value() });
+        assert_eq!(
+            serde_json::to_string(&raw).ok().as_deref(),
+            Some(r#"{"b": [1,  2], "a":"\u00e9"}"#)
+        );
+        assert_eq!(
+            serde_json::to_string(&vec![raw.clone()]).ok().as_deref(),
+            Some(r#"[{"b": [1,  2], "a":"\u00e9"}]"#)
+        );
+        assert_eq!(nested["raw"]["b"][1], 2);
     }
 
     #[test]

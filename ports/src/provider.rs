@@ -177,10 +177,25 @@ pub trait Decoder: Send {
         out: &mut Vec<AgentEvent>,
     ) -> Result<LineShape, ForgeError>;
 
-    /// Decodes a whole recorded document: JSONL by default; providers whose CLI also prints
-    /// a single JSON object or array (`--output-format json`) override this to accept it.
-    /// Returns the parsing errors met; decoding never stops early.
+    /// Decodes `text` when it is one document of the CLI's non-streaming output form (a single
+    /// JSON object or array, `--output-format json`): `Some` with the parsing errors met, or
+    /// `None` when it is not one (JSONL, read line by line). Default: the CLI has no such
+    /// form.
+    fn decode_single_document(
+        &mut self,
+        _text: &str,
+        _out: &mut Vec<AgentEvent>,
+    ) -> Option<Vec<ForgeError>> {
+        None
+    }
+
+    /// Decodes a whole recorded document: the single-document form when it is one (see
+    /// [`Decoder::decode_single_document`]), else JSONL line by line. Returns the parsing
+    /// errors met; decoding never stops early.
     fn decode_document(&mut self, text: &str, out: &mut Vec<AgentEvent>) -> Vec<ForgeError> {
+        if let Some(errors) = self.decode_single_document(text, out) {
+            return errors;
+        }
         let mut errors = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.strip_suffix('\r').unwrap_or(line);
@@ -208,6 +223,14 @@ impl<D: Decoder + ?Sized> Decoder for Box<D> {
         out: &mut Vec<AgentEvent>,
     ) -> Result<LineShape, ForgeError> {
         (**self).decode_line(line_no, line, out)
+    }
+
+    fn decode_single_document(
+        &mut self,
+        text: &str,
+        out: &mut Vec<AgentEvent>,
+    ) -> Option<Vec<ForgeError>> {
+        (**self).decode_single_document(text, out)
     }
 
     fn decode_document(&mut self, text: &str, out: &mut Vec<AgentEvent>) -> Vec<ForgeError> {

@@ -539,29 +539,25 @@ impl Decoder for ClaudeDecoder {
         }
     }
 
-    /// Accepts stream-json (JSONL) and both `--output-format json` shapes: one result
-    /// object, or (with `--verbose`) one array of every message, pretty-printed or not.
-    fn decode_document(&mut self, text: &str, out: &mut Vec<AgentEvent>) -> Vec<ForgeError> {
-        let mut errors = Vec::new();
+    /// Both `--output-format json` shapes: one result object, or (with `--verbose`) one array
+    /// of every message, pretty-printed or not. Stream-json (JSONL) is not one document: it
+    /// fails to parse whole at the end of its first line, cheaply.
+    fn decode_single_document(
+        &mut self,
+        text: &str,
+        out: &mut Vec<AgentEvent>,
+    ) -> Option<Vec<ForgeError>> {
         let whole = text.trim_ascii();
-        if whole.starts_with('[') || whole.starts_with('{') {
-            // One document: it parses whole. JSONL fails at the second line, cheaply.
-            if let Ok(raw) = serde_json::from_str::<&RawValue>(whole) {
-                let res = if whole.starts_with('[') {
-                    self.decode_array(1, raw.get(), out)
-                } else {
-                    self.decode_value(1, raw.get(), out)
-                };
-                errors.extend(res.err());
-                return errors;
-            }
+        if !(whole.starts_with('[') || whole.starts_with('{')) {
+            return None;
         }
-        for (i, line) in text.lines().enumerate() {
-            if let Err(e) = self.decode_line(i as u64 + 1, line, out) {
-                errors.push(e);
-            }
-        }
-        errors
+        let raw = serde_json::from_str::<&RawValue>(whole).ok()?;
+        let res = if whole.starts_with('[') {
+            self.decode_array(1, raw.get(), out)
+        } else {
+            self.decode_value(1, raw.get(), out)
+        };
+        Some(res.err().into_iter().collect())
     }
 
     fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {

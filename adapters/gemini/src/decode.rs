@@ -480,17 +480,13 @@ impl Decoder for GeminiDecoder {
         }
     }
 
-    fn decode_document(&mut self, text: &str, out: &mut Vec<AgentEvent>) -> Vec<ForgeError> {
-        if crate::json_output::decode_json_document(self, text, out) {
-            return Vec::new();
-        }
-        let mut errors = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if let Err(e) = self.decode_line(i as u64 + 1, line, out) {
-                errors.push(e);
-            }
-        }
-        errors
+    /// The single object of `-o json`.
+    fn decode_single_document(
+        &mut self,
+        text: &str,
+        out: &mut Vec<AgentEvent>,
+    ) -> Option<Vec<ForgeError>> {
+        crate::json_output::decode_json_document(self, text, out).then(Vec::new)
     }
 
     fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {

@@ -8,7 +8,6 @@ pub mod tool_line;
 
 use std::io::Write;
 
-use forge_domain::{AgentEvent, ExecutionResult};
 use serde::Serialize;
 
 /// The output format a command was asked for.
@@ -51,26 +50,4 @@ pub fn write_json_line(out: &mut dyn Write, value: &impl Serialize) -> std::io::
     serde_json::to_writer(&mut *out, value)?;
     writeln!(out)?;
     out.flush()
-}
-
-/// The events and result of a run in one of the JSON formats; `Human` writes nothing.
-///
-/// # Errors
-/// The I/O error of the writer.
-pub fn write_machine(
-    out: &mut dyn Write,
-    format: Format,
-    events: &[AgentEvent],
-    result: &ExecutionResult,
-) -> std::io::Result<()> {
-    match format {
-        Format::Json => write_json_pretty(out, result),
-        Format::Jsonl => {
-            for event in events {
-                write_json_line(out, event)?;
-            }
-            write_json_line(out, result)
-        }
-        Format::Human => Ok(()),
-    }
 }
