@@ -11,6 +11,7 @@ pub const NAMES: &[&str] = &[
     "server_error_always",
     "stream_cut",
     "resume",
+    "escapes_unicode",
 ];
 
 /// The TOML source of an embedded scenario.
@@ -25,6 +26,7 @@ pub fn source(name: &str) -> Option<&'static str> {
         "server_error_always" => include_str!("../scenarios/server_error_always.toml"),
         "stream_cut" => include_str!("../scenarios/stream_cut.toml"),
         "resume" => include_str!("../scenarios/resume.toml"),
+        "escapes_unicode" => include_str!("../scenarios/escapes_unicode.toml"),
         _ => return None,
     };
     Some(text)

@@ -111,6 +111,14 @@ pub fn all() -> Vec<Expect> {
             resume_text: Some("Resumed the session: the word was kiwi."),
             ..expect("resume", "Noted: kiwi.")
         },
+        Expect {
+            tools: &[Write, Shell],
+            files: &[(
+                "quotes.txt",
+                "say \"hi\"\tthere\nC:\\path\\to\nnaïve café 日本語 🚀\n",
+            )],
+            ..expect("escapes_unicode", "the count went to 300.")
+        },
     ]
 }
 

@@ -271,6 +271,20 @@ fn facts(scenario: &str, d: &Decoded) {
             assert_eq!(d.status(), Success);
             assert_eq!(d.pieces.content, "Resumed the session: the word was kiwi.");
         }
+        "escapes_unicode" => {
+            // Quotes, tabs, backslashes and non-ASCII text arrive unescaped.
+            assert_eq!(d.status(), Success);
+            assert_eq!(tool_kinds(d), [ToolKind::FileWrite, ToolKind::Shell]);
+            assert!(d.pieces.content.ends_with(
+                "Done: quotes.txt says \"hi\" with a path and 🚀; the count went to 300."
+            ));
+            let output = d.pieces.tool_calls[1].output.as_deref().unwrap_or("");
+            assert!(
+                output.starts_with("say \"hi\"\tthere\nC:\\path\\to\nnaïve café 日本語 🚀\n1\n"),
+                "{output}"
+            );
+            assert!(output.ends_with("299\n300"), "{output}");
+        }
         other => panic!("no facts for scenario {other}: add them"),
     }
 }

@@ -64,6 +64,22 @@ fn every_fixture_decodes_to_its_snapshot() {
                 assert_eq!(p.metadata.changed_files, vec!["hello.txt".to_owned()]);
                 assert_eq!(p.content, "Created hello.txt with the content 'hi'.");
             }
+            "escapes_unicode" => {
+                // Quotes, tabs, backslashes and non-ASCII text arrive unescaped.
+                assert_eq!(
+                    p.content,
+                    "Done: quotes.txt says \"hi\" with a path and 🚀; the count went to 300."
+                );
+                assert_eq!(p.metadata.changed_files, vec!["quotes.txt".to_owned()]);
+                let shell = &p.tool_calls[1];
+                assert_eq!(shell.kind, ToolKind::Shell);
+                let output = shell.output.as_deref().unwrap_or("");
+                assert!(
+                    output
+                        .starts_with("say \"hi\"\tthere\nC:\\path\\to\nnaïve café 日本語 🚀\n1\n")
+                );
+                assert!(output.ends_with("\n299\n300\n"), "{output}");
+            }
             _ => {}
         }
     }

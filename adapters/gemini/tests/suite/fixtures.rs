@@ -59,6 +59,22 @@ fn every_fixture_decodes() {
                 assert_eq!(p.tool_calls[0].kind, ToolKind::Shell);
                 assert!(p.content.starts_with("The command failed with exit code 3"));
             }
+            "escapes_unicode" => {
+                // Quotes, tabs, backslashes and non-ASCII text arrive unescaped.
+                assert_eq!(
+                    p.content,
+                    "Done: quotes.txt says \"hi\" with a path and 🚀; the count went to 300."
+                );
+                assert_eq!(p.metadata.changed_files, vec!["quotes.txt".to_owned()]);
+                let input = p.tool_calls[0].input.to_value();
+                assert_eq!(
+                    input["content"],
+                    "say \"hi\"\tthere\nC:\\path\\to\nnaïve café 日本語 🚀\n"
+                );
+                let output = p.tool_calls[1].output.as_deref().unwrap_or("");
+                assert!(output.starts_with("say \"hi\"\tthere\n"), "{output}");
+                assert!(output.ends_with("299\n300"), "{output}");
+            }
             _ => {}
         }
     }
