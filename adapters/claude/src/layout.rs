@@ -9,7 +9,7 @@
 //! value of another type than expected (serde reads numbers there, where it may reject one
 //! out of range).
 
-use forge_adapter_support::layout::{Cursor, JsonStr};
+use forge_adapter_support::layout::Cursor;
 
 use crate::wire::lenient::{Bool, Obj, Str};
 use crate::wire::{
@@ -119,7 +119,7 @@ fn ignored<T: Default>(c: &mut Cursor<'_>) -> Option<T> {
 /// A lenient string field: a string, else its default (none).
 fn str_field<'a>(c: &mut Cursor<'a>) -> Option<Str<'a>> {
     match peek(c)? {
-        b'"' => Some(Str(Some(text(c.string()?)?))),
+        b'"' => Some(Str(Some(c.string_text()?))),
         _ => ignored(c),
     }
 }
@@ -143,15 +143,11 @@ fn obj<'a, T>(
     }
 }
 
-fn text<'a>(s: JsonStr<'a>) -> Option<std::borrow::Cow<'a, str>> {
-    s.text()
-}
-
 /// `message`: an object, a string, or `null`.
 fn message_field<'a>(c: &mut Cursor<'a>) -> Option<MessageField<'a>> {
     match peek(c)? {
         b'{' => message(c).map(MessageField::Object),
-        b'"' => Some(MessageField::Text(text(c.string()?)?)),
+        b'"' => Some(MessageField::Text(c.string_text()?)),
         _ => ignored(c),
     }
 }
@@ -178,7 +174,7 @@ fn message<'a>(c: &mut Cursor<'a>) -> Option<Message<'a>> {
 /// `content`: a string, an array of blocks, or `null`.
 fn content<'a>(c: &mut Cursor<'a>) -> Option<Content<'a>> {
     match peek(c)? {
-        b'"' => Some(Content::Text(text(c.string()?)?)),
+        b'"' => Some(Content::Text(c.string_text()?)),
         b'[' => {
             let mut blocks = Vec::new();
             c.array(|c| {

@@ -209,7 +209,7 @@ pub(crate) fn walk_changes<'a>(
 
 /// A string value, decoded.
 fn text<'a>(c: &mut Cursor<'a>) -> Option<Text<'a>> {
-    c.string()?.text().map(Text)
+    c.string_text().map(Text)
 }
 
 #[cfg(test)]

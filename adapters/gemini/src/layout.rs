@@ -15,8 +15,6 @@
 //! new field, another order, `result` and `error` events) is `None` and takes the serde
 //! path in `decode.rs`.
 
-use std::borrow::Cow;
-
 use forge_adapter_support::layout::Cursor;
 
 use crate::wire::{InitEvent, MessageEvent, Str, ToolResultEvent, ToolUseEvent};
@@ -121,7 +119,7 @@ enum Kind {
 
 /// A string value, decoded.
 fn text<'a>(c: &mut Cursor<'a>) -> Option<Str<'a>> {
-    c.string()?.text().map(|t: Cow<'a, str>| Str(t))
+    c.string_text().map(Str)
 }
 
 #[cfg(test)]

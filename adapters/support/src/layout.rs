@@ -124,6 +124,64 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A JSON string's text (the cursor on its opening quote), checked and unescaped in one
+    /// pass: borrowed from the line when it has no escapes. `None` as for
+    /// [`Cursor::string`], and for a lone surrogate escape (text cannot hold one).
+    #[inline(always)]
+    pub fn string_text(&mut self) -> Option<Cow<'a, str>> {
+        let bytes = self.rest.as_bytes();
+        if bytes.first() != Some(&b'"') {
+            return None;
+        }
+        // Short plain strings: found here, as in `string`.
+        if let Some(word) = bytes.get(1..9).and_then(|w| w.first_chunk::<8>()) {
+            let mask = special_mask(u64::from_le_bytes(*word));
+            if mask != 0 {
+                let stop = 1 + (mask.trailing_zeros() / 8) as usize;
+                if bytes.get(stop) == Some(&b'"') {
+                    let text = self.rest.get(1..stop)?;
+                    self.rest = self.rest.get(stop + 1..)?;
+                    return Some(Cow::Borrowed(text));
+                }
+            }
+        }
+        self.string_text_scanned()
+    }
+
+    /// [`Cursor::string_text`] for any string.
+    #[inline(never)]
+    fn string_text_scanned(&mut self) -> Option<Cow<'a, str>> {
+        let bytes = self.rest.as_bytes();
+        let mut at = 1;
+        // Where the plain text not yet copied starts; the copy begins at the first escape.
+        let mut plain_from = 1;
+        let mut decoded: Option<Vec<u8>> = None;
+        loop {
+            let stop = at + find_special(bytes.get(at..)?)?;
+            match bytes.get(stop)? {
+                b'"' => {
+                    let text = match decoded {
+                        None => Cow::Borrowed(self.rest.get(1..stop)?),
+                        Some(mut text) => {
+                            text.extend_from_slice(bytes.get(plain_from..stop)?);
+                            Cow::Owned(String::from_utf8(text).ok()?)
+                        }
+                    };
+                    self.rest = self.rest.get(stop + 1..)?;
+                    return Some(text);
+                }
+                b'\\' => {
+                    let text = decoded.get_or_insert_with(|| Vec::with_capacity(2 * stop));
+                    text.extend_from_slice(bytes.get(plain_from..stop)?);
+                    at = stop + 1 + unescape_one(bytes.get(stop + 1..)?, text)?;
+                    plain_from = at;
+                }
+                // A raw control character: JSON strings may not hold one.
+                _ => return None,
+            }
+        }
+    }
+
     /// Marks where a value starts: [`Cursor::since`] gives the text read after it.
     #[inline]
     pub fn mark(&self) -> Cursor<'a> {
@@ -482,6 +540,49 @@ fn unescape(body: &str) -> Option<String> {
     }
     text.push_str(rest);
     Some(text)
+}
+
+/// Decodes the escape whose backslash precedes `after` onto `text`; the bytes it took after
+/// the backslash. `None` for an escape JSON does not allow, or a lone surrogate.
+#[inline]
+fn unescape_one(after: &[u8], text: &mut Vec<u8>) -> Option<usize> {
+    let byte = match after.first()? {
+        b'n' => b'\n',
+        b't' => b'\t',
+        b'r' => b'\r',
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b @ (b'"' | b'\\' | b'/') => *b,
+        b'u' => {
+            let hex = |at: usize| {
+                let digits = after.get(at..at + 4)?;
+                if !digits.iter().all(u8::is_ascii_hexdigit) {
+                    return None;
+                }
+                u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+            };
+            let high = hex(1)?;
+            let (code, used) = match high {
+                0xD800..=0xDBFF => {
+                    if after.get(5..7) != Some(b"\\u".as_slice()) {
+                        return None;
+                    }
+                    let low = hex(7)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    (0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00), 11)
+                }
+                _ => (high, 5),
+            };
+            let mut utf8 = [0; 4];
+            text.extend_from_slice(char::from_u32(code)?.encode_utf8(&mut utf8).as_bytes());
+            return Some(used);
+        }
+        _ => return None,
+    };
+    text.push(byte);
+    Some(1)
 }
 
 /// The value of the four hex digits `s` starts with.

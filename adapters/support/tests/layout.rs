@@ -50,7 +50,8 @@ fn walk(line: &str) -> Option<Read> {
     c.expect(br#","ok":"#)?;
     let ok = c.bool()?;
     c.expect(br#","text":"#)?;
-    let text = c.string()?.text()?.into_owned();
+    // Read in one pass, where the other strings are checked first and decoded after.
+    let text = c.string_text()?.into_owned();
     c.expect(b"}")?;
     c.end()?;
     Some(Read {
@@ -78,6 +79,7 @@ fn by_serde(line: &str) -> Option<Read> {
 const SEEDS: &[&str] = &[
     r#"{"type":"item.completed","id":"item_1","n":0,"v":{"a":[1,2.5,"x"]},"ok":true,"text":"line\none \"q\" \u00e9"}"#,
     r#"{"type":"tool_use","id":"t\\1","n":null,"v":"s","ok":false,"text":""}"#,
+    r#"{"type":"x","id":"1","n":1,"v":[],"ok":true,"text":"1\n2\n3\n\t\"\\\/\b\f\r\u0041\ud83d\ude80 300\n"}"#,
     r#"{"type":"x","id":"","n":-42,"v":[],"ok":true,"text":"\ud83d\ude00 \/"}"#,
     // Strings past the cursor's short-string scan (64 bytes), escapes on either side of it.
     r#"{"type":"item.completed with a long kind that goes on past sixty-four bytes","id":"a\tb","n":7,"v":null,"ok":false,"text":"test suite::ok ... ok\ntest suite::ok ... ok\ntest suite::ok ... ok\ntest suite::ok ... ok\n\u00e9 done"}"#,
@@ -128,7 +130,7 @@ fn walk_any_order(line: &str) -> Option<Read> {
         "n" => once(&mut n, c.int_or_null()),
         "v" => once(&mut v, c.value().map(|r| r.get().to_owned())),
         "ok" => once(&mut ok, c.bool()),
-        "text" => once(&mut text, c.string()?.text().map(|t| t.into_owned())),
+        "text" => once(&mut text, c.string_text().map(|t| t.into_owned())),
         _ => c.skip(),
     })?;
     c.end()?;
@@ -173,6 +175,7 @@ const ALL_SEEDS: &[&str] = &[
     SEEDS[1],
     SEEDS[2],
     SEEDS[3],
+    SEEDS[4],
     SHUFFLED[0],
     SHUFFLED[1],
 ];
