@@ -107,7 +107,7 @@ impl<'a> Cursor<'a> {
         let mut at = from;
         let mut escaped = false;
         loop {
-            let stop = at + find_special(bytes.get(at..)?)?;
+            let stop = next_special(bytes, at)?;
             match bytes.get(stop)? {
                 b'"' => {
                     let (literal, rest) = self.rest.split_at(stop + 1);
@@ -157,7 +157,7 @@ impl<'a> Cursor<'a> {
         let mut plain_from = 1;
         let mut decoded: Option<Vec<u8>> = None;
         loop {
-            let stop = at + find_special(bytes.get(at..)?)?;
+            let stop = next_special(bytes, at)?;
             match bytes.get(stop)? {
                 b'"' => {
                     let text = match decoded {
@@ -437,6 +437,20 @@ impl<'a> JsonStr<'a> {
     pub fn plain(&self) -> Option<&'a str> {
         (!self.escaped).then(|| self.body())
     }
+}
+
+/// Where the first `"`, `\\` or control character at or after `at` is. The first bytes are
+/// looked at one by one: between escapes in text like `1\\n2\\n3` a run is a byte or
+/// two, shorter than a word.
+#[inline(always)]
+fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
+    for i in at..at + 4 {
+        let b = *bytes.get(i)?;
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return Some(i);
+        }
+    }
+    Some(at + 4 + find_special(bytes.get(at + 4..)?)?)
 }
 
 /// Where the first byte a string scan stops at is: `"`, `\\` or a control character.
