@@ -198,7 +198,7 @@ impl GeminiDecoder {
         // Copied as the CLI printed it: no tree is built.
         let input = ev
             .parameters
-            .map_or_else(RawJson::null, |raw| RawJson::from_parsed(raw.get()));
+            .map_or_else(RawJson::null, RawJson::from_parsed);
         let kind = tool_kind(&name);
         self.emit(
             out,

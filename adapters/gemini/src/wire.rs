@@ -77,7 +77,14 @@ pub struct ToolUseEvent<'a> {
     #[serde(default, borrow)]
     pub tool_id: Option<Str<'a>>,
     #[serde(default, borrow)]
-    pub parameters: Option<&'a RawValue>,
+    #[serde(deserialize_with = "raw_text")]
+    pub parameters: Option<&'a str>,
+}
+
+/// A value's JSON text (`None` for `null`): the parameters are copied as the CLI printed
+/// them, never built into a tree.
+fn raw_text<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'a str>, D::Error> {
+    Ok(Option::<&'a RawValue>::deserialize(d)?.map(RawValue::get))
 }
 
 /// `tool_result`: a call's outcome.
