@@ -574,13 +574,20 @@ fn copy_run(text: &mut Vec<u8>, run: &[u8]) {
 /// the backslash. `None` for an escape JSON does not allow, or a lone surrogate.
 #[inline]
 fn unescape_one(after: &[u8], text: &mut Vec<u8>) -> Option<usize> {
-    let byte = match after.first()? {
+    // A newline first: most escapes in command output and file text are `\\n`, and a test
+    // here predicts better than the jump through the table below.
+    let first = *after.first()?;
+    if first == b'n' {
+        text.push(b'\n');
+        return Some(1);
+    }
+    let byte = match first {
         b'n' => b'\n',
         b't' => b'\t',
         b'r' => b'\r',
         b'b' => 0x08,
         b'f' => 0x0c,
-        b @ (b'"' | b'\\' | b'/') => *b,
+        b @ (b'"' | b'\\' | b'/') => b,
         b'u' => {
             let hex = |at: usize| {
                 let digits = after.get(at..at + 4)?;
