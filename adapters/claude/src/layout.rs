@@ -335,50 +335,32 @@ fn delta<'a>(c: &mut Cursor<'a>) -> Option<Delta<'a>> {
 /// decode to the same events, line shapes and result either way.
 #[cfg(test)]
 mod same_as_the_general_path {
-    use forge_domain::{AgentEvent, ExecutionRequest, PricingTable, ProviderId};
-    use forge_ports::{Decoder, ResultPieces};
+    use forge_domain::{ExecutionRequest, PricingTable, ProviderId};
+    use forge_testkit::props::{DecodedRun, decode_run, edits, fixture_runs, mutated_run};
     use proptest::prelude::*;
 
     use crate::decode::ClaudeDecoder;
 
-    type Decoded = (Vec<AgentEvent>, Vec<String>, ResultPieces);
-
-    fn decode(lines: &[String], fast: bool) -> Decoded {
-        let request = ExecutionRequest::new(
-            ProviderId::new("claude").expect("a valid id"),
-            "p",
-            "<WORKDIR>",
-        );
+    fn decode(lines: &[String], fast: bool) -> DecodedRun {
+        let id = ProviderId::new("claude").expect("a valid id");
+        let request = ExecutionRequest::new(id, "p", "<WORKDIR>");
         let mut decoder = ClaudeDecoder::new(&request, PricingTable::default());
         decoder.general_path_only = !fast;
-        let mut events = Vec::new();
-        let shapes = lines
-            .iter()
-            .enumerate()
-            .map(|(i, line)| format!("{:?}", decoder.decode_line(i as u64 + 1, line, &mut events)))
-            .collect();
-        (events, shapes, decoder.finish(None))
+        decode_run(&mut decoder, lines)
     }
 
     /// The recorded fixtures and the crate's extra transcripts, one run each.
     fn runs() -> Vec<Vec<String>> {
-        let mut texts: Vec<String> = forge_testkit::fixtures::transcripts("claude")
-            .into_iter()
-            .map(|t| t.stdout)
-            .collect();
+        let mut runs = fixture_runs("claude");
         let extra = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/transcripts/2.1.330");
-        if let Ok(dir) = std::fs::read_dir(extra) {
-            for entry in dir.flatten() {
-                if entry.path().extension().is_some_and(|e| e == "jsonl") {
-                    texts.push(std::fs::read_to_string(entry.path()).expect("readable"));
-                }
+        for entry in std::fs::read_dir(extra).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "jsonl") {
+                let text = std::fs::read_to_string(entry.path()).expect("readable");
+                runs.push(text.lines().map(str::to_owned).collect());
             }
         }
-        texts
-            .iter()
-            .map(|t| t.lines().map(str::to_owned).collect::<Vec<_>>())
-            .filter(|run| !run.is_empty())
-            .collect()
+        runs.retain(|run| !run.is_empty());
+        runs
     }
 
     #[test]
@@ -390,32 +372,12 @@ mod same_as_the_general_path {
         }
     }
 
-    /// Bytes a mutation writes: JSON's structural and escape characters among others.
-    const BYTES: &[u8] = b"\"\\{}[],:0123456789-.etrunl \t\r\x01";
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2048))]
 
         #[test]
-        fn mutated_runs_decode_alike(
-            pick in any::<prop::sample::Index>(),
-            edits in prop::collection::vec((any::<prop::sample::Index>(), 0usize..BYTES.len(), 0u8..3), 1..4),
-        ) {
-            let runs = runs();
-            let mut run = pick.get(&runs).clone();
-            let at = pick.index(run.len());
-            let mut bytes = run[at].clone().into_bytes();
-            for (pos, byte, op) in edits {
-                let pos = pos.index(bytes.len() + 1);
-                match op {
-                    0 if pos < bytes.len() => {
-                        bytes.remove(pos);
-                    }
-                    1 if pos < bytes.len() => bytes[pos] = BYTES[byte],
-                    _ => bytes.insert(pos, BYTES[byte]),
-                }
-            }
-            run[at] = String::from_utf8_lossy(&bytes).into_owned();
+        fn mutated_runs_decode_alike(pick in any::<prop::sample::Index>(), edits in edits()) {
+            let run = mutated_run(&runs(), pick, &edits);
             prop_assert_eq!(decode(&run, true), decode(&run, false));
         }
     }

@@ -170,72 +170,35 @@ mod tests {
 /// decode to the same events, line shapes and result either way.
 #[cfg(test)]
 mod same_as_the_general_path {
-    use forge_domain::AgentEvent;
-    use forge_ports::{Decoder, ResultPieces};
+    use forge_testkit::props::{DecodedRun, decode_run, edits, fixture_runs, mutated_run};
     use proptest::prelude::*;
 
     use crate::decode::{DecoderConfig, GeminiDecoder};
 
-    type Decoded = (Vec<AgentEvent>, Vec<String>, ResultPieces);
-
-    fn decode(lines: &[String], fast: bool) -> Decoded {
+    fn decode(lines: &[String], fast: bool) -> DecodedRun {
         let mut decoder = GeminiDecoder::new(DecoderConfig {
             workdir: "<WORKDIR>".into(),
             ..DecoderConfig::default()
         });
         decoder.general_path_only = !fast;
-        let mut events = Vec::new();
-        let shapes = lines
-            .iter()
-            .enumerate()
-            .map(|(i, line)| format!("{:?}", decoder.decode_line(i as u64 + 1, line, &mut events)))
-            .collect();
-        (events, shapes, decoder.finish(None))
-    }
-
-    fn fixture_runs() -> Vec<Vec<String>> {
-        forge_testkit::fixtures::transcripts("gemini")
-            .iter()
-            .map(|t| t.stdout.lines().map(str::to_owned).collect::<Vec<_>>())
-            .filter(|run| !run.is_empty())
-            .collect()
+        decode_run(&mut decoder, lines)
     }
 
     #[test]
     fn every_recorded_run_decodes_alike() {
-        let runs = fixture_runs();
+        let runs = fixture_runs("gemini");
         assert!(!runs.is_empty());
         for run in runs {
             assert_eq!(decode(&run, true), decode(&run, false), "{run:?}");
         }
     }
 
-    /// Bytes a mutation writes: JSON's structural and escape characters among others.
-    const BYTES: &[u8] = b"\"\\{}[],:0123456789-.etrunl \t\r\x01";
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2048))]
 
         #[test]
-        fn mutated_runs_decode_alike(
-            pick in any::<prop::sample::Index>(),
-            edits in prop::collection::vec((any::<prop::sample::Index>(), 0usize..BYTES.len(), 0u8..3), 1..4),
-        ) {
-            let runs = fixture_runs();
-            let mut run = pick.get(&runs).clone();
-            let at = pick.index(run.len());
-            let mut bytes = run[at].clone().into_bytes();
-            for (pos, byte, op) in edits {
-                let pos = pos.index(bytes.len() + 1);
-                match op {
-                    0 if pos < bytes.len() => {
-                        bytes.remove(pos);
-                    }
-                    1 if pos < bytes.len() => bytes[pos] = BYTES[byte],
-                    _ => bytes.insert(pos, BYTES[byte]),
-                }
-            }
-            run[at] = String::from_utf8_lossy(&bytes).into_owned();
+        fn mutated_runs_decode_alike(pick in any::<prop::sample::Index>(), edits in edits()) {
+            let run = mutated_run(&fixture_runs("gemini"), pick, &edits);
             prop_assert_eq!(decode(&run, true), decode(&run, false));
         }
     }

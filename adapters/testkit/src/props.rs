@@ -100,3 +100,79 @@ pub fn check_line_shapes(decoder: &mut dyn Decoder, lines: &[String]) -> Result<
     }
     Ok(())
 }
+
+/// Bytes a mutation writes: JSON's structural and escape characters, digits, the letters of
+/// `true`/`false`/`null`, whitespace and control characters.
+pub const MUTATION_BYTES: &[u8] = b"\"\\{}[],:0123456789-+.eEtrufalsn \t\r\nu/bx\x01\x1f";
+
+/// `text` with 0–3 byte edits (removals, replacements, insertions of [`MUTATION_BYTES`]),
+/// invalid UTF-8 replaced: near-valid JSON lines of every kind of breakage.
+pub fn mutated_text(text: &str, edits: &[(prop::sample::Index, usize, u8)]) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for (at, pick, op) in edits {
+        let at = at.index(bytes.len() + 1);
+        let byte = MUTATION_BYTES[pick % MUTATION_BYTES.len()];
+        match op {
+            0 if at < bytes.len() => {
+                bytes.remove(at);
+            }
+            1 if at < bytes.len() => bytes[at] = byte,
+            _ => bytes.insert(at, byte),
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Up to three edits for [`mutated_text`].
+pub fn edits() -> impl Strategy<Value = Vec<(prop::sample::Index, usize, u8)>> {
+    prop::collection::vec(
+        (
+            any::<prop::sample::Index>(),
+            0..MUTATION_BYTES.len(),
+            0u8..3,
+        ),
+        0..4,
+    )
+}
+
+/// One of `runs` (non-empty ones) with one of its lines mutated by `edits`.
+pub fn mutated_run(
+    runs: &[Vec<String>],
+    pick: prop::sample::Index,
+    edits: &[(prop::sample::Index, usize, u8)],
+) -> Vec<String> {
+    let mut run = pick.get(runs).clone();
+    if !run.is_empty() {
+        let at = pick.index(run.len());
+        run[at] = mutated_text(&run[at], edits);
+    }
+    run
+}
+
+/// What a decoder makes of a run: its events, each line's shape (or error) as text, and
+/// the result pieces. Two decoders that agree on this agree on everything a run reports.
+pub type DecodedRun = (
+    Vec<forge_domain::AgentEvent>,
+    Vec<String>,
+    forge_ports::ResultPieces,
+);
+
+/// Decodes `lines` as the runtime does, then finishes without an exit.
+pub fn decode_run(decoder: &mut dyn Decoder, lines: &[String]) -> DecodedRun {
+    let mut events = Vec::new();
+    let shapes = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| format!("{:?}", decoder.decode_line(i as u64 + 1, line, &mut events)))
+        .collect();
+    (events, shapes, decoder.finish(None))
+}
+
+/// The recorded runs of `provider` (testkit fixtures), a line list each, empty ones left out.
+pub fn fixture_runs(provider: &str) -> Vec<Vec<String>> {
+    crate::fixtures::transcripts(provider)
+        .iter()
+        .map(|t| t.stdout.lines().map(str::to_owned).collect::<Vec<_>>())
+        .filter(|run| !run.is_empty())
+        .collect()
+}
