@@ -218,7 +218,7 @@ fn block<'a>(c: &mut Cursor<'a>) -> Option<Block<'a>> {
             }
             "input" => {
                 seen.first(5)?;
-                out.input = raw_or_null(c)?;
+                out.input = c.raw_unless_null()?;
             }
             "tool_use_id" => {
                 seen.first(6)?;
@@ -237,16 +237,6 @@ fn block<'a>(c: &mut Cursor<'a>) -> Option<Block<'a>> {
         Some(())
     })?;
     Some(out)
-}
-
-/// Any value's JSON text, checked (`None` for `null`).
-fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a str>> {
-    if c.accept(b"null") {
-        return Some(None);
-    }
-    let mark = c.mark();
-    c.skip()?;
-    Some(Some(c.since(mark)))
 }
 
 /// The value of the string field `field` of a tool's `input` object, walked by the cursor;

@@ -82,7 +82,7 @@ pub(crate) fn read(line: &str) -> Option<Hot<'_>> {
                 kind: None,
                 tool_name,
                 tool_id,
-                parameters: raw_or_null(&mut c)?,
+                parameters: c.raw_unless_null()?,
             })
         }
         Kind::ToolResult => {
@@ -115,16 +115,6 @@ enum Kind {
     Message,
     ToolUse,
     ToolResult,
-}
-
-/// Any value's JSON text, checked (`None` for `null`).
-fn raw_or_null<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a str>> {
-    if c.accept(b"null") {
-        return Some(None);
-    }
-    let mark = c.mark();
-    c.skip()?;
-    Some(Some(c.since(mark)))
 }
 
 /// A string value, decoded.

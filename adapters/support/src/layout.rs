@@ -1,26 +1,25 @@
-//! Reading a CLI's JSON line by its known layout, in one validating pass.
+//! Reading a CLI's JSON line in one validating pass.
 //!
 //! Codex and Gemini print every event as compact JSON with a fixed key order (serde's struct
 //! order, `JSON.stringify`'s insertion order). A decoder that knows the layout of its hot
 //! lines can walk them with a [`Cursor`]: punctuation and keys are matched as literal text,
-//! and only the values are read — strings validated as JSON strings, numbers as JSON
-//! numbers, nested values handed to `serde_json`. A line the cursor walks to its end is
-//! therefore one valid JSON document with exactly those keys, and the values the decoder
-//! read are the ones `serde_json` would give. Anything else (another key order, a new
-//! field, whitespace, an escape `serde_json` would reject when decoding) makes a step
-//! return `None`, and the decoder takes its general `serde_json` path, which reports the
-//! line exactly as before.
+//! and only the values are read — strings checked as JSON strings (and decoded in the same
+//! pass), numbers as JSON numbers, nested values checked by [`Cursor::skip`]. A line the
+//! cursor walks to its end is therefore one valid JSON document with exactly those keys, and
+//! the values the decoder read are the ones `serde_json` would give. Lines whose key order is
+//! not fixed (Claude's) are walked member by member ([`Cursor::object`]). Anything else
+//! (another key order, a new field, an escaped key, an escape no string can hold) makes a
+//! step return `None`, and the decoder takes its general `serde_json` path, which reports
+//! the line exactly as before.
 //!
 //! Why not `serde_json` alone: on the short lines these CLIs print (100–200 bytes, ten-odd
 //! tokens), a typed `serde_json` read costs about twice a syntax-only pass, and so did every
-//! other JSON crate tried (jiter, simd-json, sonic-rs); walking a known layout costs about a
-//! third of one. The property test `tests/layout.rs` checks the cursor against `serde_json`
-//! on mutated lines.
+//! other JSON crate tried (jiter, simd-json, sonic-rs); walking a known layout costs less
+//! than one. The property tests in `tests/layout.rs` check the cursor against `serde_json` on
+//! mutated lines: whatever the cursor reads, serde reads alike, and what `skip` accepts,
+//! serde accepts.
 
 use std::borrow::Cow;
-
-use serde::Deserialize;
-use serde_json::value::RawValue;
 
 /// Nesting [`Cursor::skip`] follows at most.
 pub const MAX_DEPTH: usize = 64;
@@ -249,16 +248,20 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Any JSON value, read by `serde_json` (which validates it) and returned verbatim.
-    pub fn value(&mut self) -> Option<&'a RawValue> {
-        // Only a value that starts here: `serde_json` would skip leading whitespace.
-        if self.rest.starts_with(|c: char| c.is_ascii_whitespace()) {
-            return None;
+    /// Any JSON value's text, checked as JSON (see [`Cursor::skip`]) and returned verbatim.
+    pub fn raw(&mut self) -> Option<&'a str> {
+        let mark = self.mark();
+        self.skip()?;
+        Some(self.since(mark))
+    }
+
+    /// [`Cursor::raw`], or `None` inside for `null` (an absent value, as serde reads an
+    /// `Option` of a raw value).
+    pub fn raw_unless_null(&mut self) -> Option<Option<&'a str>> {
+        if self.accept(b"null") {
+            return Some(None);
         }
-        let mut de = serde_json::Deserializer::from_str(self.rest);
-        let raw = <&'a RawValue>::deserialize(&mut de).ok()?;
-        self.rest = self.rest.get(raw.get().len()..)?;
-        Some(raw)
+        self.raw().map(Some)
     }
 
     /// An object (the cursor on its `{`), member by member, in whatever order the line has
@@ -719,13 +722,12 @@ mod tests {
     #[test]
     fn nested_values_are_validated_and_kept_verbatim() {
         let mut c = Cursor::new(r#"{"a":[1,{"b":null}]},"x":1"#);
-        assert_eq!(
-            c.value().map(RawValue::get),
-            Some(r#"{"a":[1,{"b":null}]}"#)
-        );
+        assert_eq!(c.raw(), Some(r#"{"a":[1,{"b":null}]}"#));
         assert_eq!(c.rest(), r#","x":1"#);
-        assert!(Cursor::new(r#"{"a":}"#).value().is_none());
-        assert!(Cursor::new(r#" {"a":1}"#).value().is_none());
+        assert_eq!(Cursor::new(r#"{"a":}"#).raw(), None);
+        assert_eq!(Cursor::new(r#" {"a":1}"#).raw(), None);
+        assert_eq!(Cursor::new("null,").raw_unless_null(), Some(None));
+        assert_eq!(Cursor::new("[],").raw_unless_null(), Some(Some("[]")));
     }
 
     #[test]

@@ -46,7 +46,7 @@ fn walk(line: &str) -> Option<Read> {
     c.expect(br#","n":"#)?;
     let n = c.int_or_null()?;
     c.expect(br#","v":"#)?;
-    let v = c.value()?.get().to_owned();
+    let v = c.raw()?.to_owned();
     c.expect(br#","ok":"#)?;
     let ok = c.bool()?;
     c.expect(br#","text":"#)?;
@@ -128,7 +128,7 @@ fn walk_any_order(line: &str) -> Option<Read> {
         "type" => once(&mut kind, c.string()?.text().map(|t| t.into_owned())),
         "id" => once(&mut id, c.string()?.text().map(|t| t.into_owned())),
         "n" => once(&mut n, c.int_or_null()),
-        "v" => once(&mut v, c.value().map(|r| r.get().to_owned())),
+        "v" => once(&mut v, c.raw().map(str::to_owned)),
         "ok" => once(&mut ok, c.bool()),
         "text" => once(&mut text, c.string_text().map(|t| t.into_owned())),
         _ => c.skip(),
