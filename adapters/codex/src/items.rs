@@ -132,7 +132,21 @@ impl CodexDecoder {
             .map(|c| Arc::clone(&c.id));
         let call_id = open_id.unwrap_or_else(|| Arc::from(id.as_ref()));
         let name = self.names.get(kind);
+        if open.is_none() && !completed {
+            // A start (the usual case): the id and name move into the event.
+            let ev = AgentEvent::ToolCallStarted {
+                call_id,
+                kind: tool,
+                name,
+                input: input(),
+            };
+            self.emit(ev, out);
+            // The accumulator has just appended this call: remember where, not the id.
+            self.open_calls.push(self.acc.tool_calls.len() - 1);
+            return;
+        }
         if open.is_none() {
+            // A completion without a start: both events, sharing the id and name.
             let ev = AgentEvent::ToolCallStarted {
                 call_id: Arc::clone(&call_id),
                 kind: tool,
@@ -140,10 +154,6 @@ impl CodexDecoder {
                 input: input(),
             };
             self.emit(ev, out);
-            if !completed {
-                // The accumulator has just appended this call: remember where, not the id.
-                self.open_calls.push(self.acc.tool_calls.len() - 1);
-            }
         }
         if !completed {
             return;
