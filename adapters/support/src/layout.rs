@@ -443,7 +443,7 @@ impl<'a> JsonStr<'a> {
 }
 
 /// Where the first `"`, `\\` or control character at or after `at` is. The first bytes are
-/// looked at one by one: between escapes in text like `1\\n2\\n3` a run is a byte or
+/// looked at one by one: between escapes in text like `1\n2\n3` a run is a byte or
 /// two, shorter than a word.
 #[inline(always)]
 fn next_special(bytes: &[u8], at: usize) -> Option<usize> {
@@ -516,51 +516,22 @@ fn has_control(bytes: &[u8]) -> bool {
 
 /// The text of a string body whose escapes [`Cursor::string`] has checked, in one
 /// allocation (`serde_json` would grow a scratch buffer step by step, then copy it).
-/// `None` for a `\\u` escape no `char` can hold: a lone surrogate, as `serde_json` says.
+/// `None` for a `\u` escape no `char` can hold: a lone surrogate, as `serde_json` says.
 fn unescape(body: &str) -> Option<String> {
-    let mut text = String::with_capacity(body.len());
-    let mut rest = body;
-    while let Some(at) = rest.find('\\') {
-        let (plain, escape) = rest.split_at(at);
-        text.push_str(plain);
-        let mut chars = escape.get(1..)?.chars();
-        match chars.next()? {
-            'n' => text.push('\n'),
-            't' => text.push('\t'),
-            'r' => text.push('\r'),
-            'b' => text.push('\u{8}'),
-            'f' => text.push('\u{c}'),
-            'u' => {
-                let high = hex4(chars.as_str())?;
-                let (c, used) = match high {
-                    0xD800..=0xDBFF => {
-                        let low = chars
-                            .as_str()
-                            .get(4..)?
-                            .strip_prefix("\\u")
-                            .and_then(hex4)?;
-                        if !(0xDC00..=0xDFFF).contains(&low) {
-                            return None;
-                        }
-                        let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
-                        (char::from_u32(code)?, 10)
-                    }
-                    _ => (char::from_u32(high)?, 4),
-                };
-                text.push(c);
-                rest = chars.as_str().get(used..)?;
-                continue;
-            }
-            other => text.push(other),
-        }
-        rest = chars.as_str();
+    let bytes = body.as_bytes();
+    let mut text = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'\\', bytes.get(at..)?) {
+        let escape = at + found;
+        text.extend_from_slice(bytes.get(at..escape)?);
+        at = escape + 1 + unescape_one(bytes.get(escape + 1..)?, &mut text)?;
     }
-    text.push_str(rest);
-    Some(text)
+    text.extend_from_slice(bytes.get(at..)?);
+    String::from_utf8(text).ok()
 }
 
 /// Appends `run` to `text`: byte by byte when short (between escapes in text like
-/// `1\\n2\\n3`), where a `memcpy` call would cost more than the copy.
+/// `1\n2\n3`), where a `memcpy` call would cost more than the copy.
 #[inline(always)]
 fn copy_run(text: &mut Vec<u8>, run: &[u8]) {
     if run.len() <= 8 {
@@ -577,7 +548,7 @@ fn copy_run(text: &mut Vec<u8>, run: &[u8]) {
 /// the backslash. `None` for an escape JSON does not allow, or a lone surrogate.
 #[inline]
 fn unescape_one(after: &[u8], text: &mut Vec<u8>) -> Option<usize> {
-    // A newline first: most escapes in command output and file text are `\\n`, and a test
+    // A newline first: most escapes in command output and file text are `\n`, and a test
     // here predicts better than the jump through the table below.
     let first = *after.first()?;
     if first == b'n' {
@@ -621,11 +592,6 @@ fn unescape_one(after: &[u8], text: &mut Vec<u8>) -> Option<usize> {
     };
     text.push(byte);
     Some(1)
-}
-
-/// The value of the four hex digits `s` starts with.
-fn hex4(s: &str) -> Option<u32> {
-    u32::from_str_radix(s.get(..4)?, 16).ok()
 }
 
 /// The length of the escape whose backslash precedes `after` (backslash not counted), if
