@@ -103,27 +103,13 @@ fn cap_parse_errors(errors: Vec<ForgeError>) -> Vec<ForgeError> {
     out
 }
 
-/// Decodes a recorded transcript (the CLI's stdout) offline: the events and the result the
-/// live run would have produced, given the exit code it recorded.
-pub fn decode_transcript(
-    provider: ProviderId,
-    decoder: Box<dyn Decoder>,
-    stdout: &str,
-    exit: Option<ProcessExit>,
-) -> (Vec<AgentEvent>, ExecutionResult) {
-    let mut events = Vec::new();
-    let result = decode_transcript_with(provider, decoder, stdout, exit, &mut |event| {
-        events.push(event);
-    });
-    (events, result)
-}
-
-/// [`decode_transcript`] handing each event to `on_event` as it is decoded, as a live run
-/// does, so a large transcript's events need not all be held at once. JSONL is read line by
+/// Decodes a recorded transcript (the CLI's stdout) offline: the result the live run would
+/// have produced, given the exit code it recorded, with each event handed to `on_event` as
+/// it is decoded (as a live run hands them on), so none need be held. JSONL is read line by
 /// line exactly as the runtime reads a live stdout (each line's shape from the decoder, no
 /// second syntax pass for the raw lines); a single-document form (`--output-format json`)
 /// is decoded whole.
-pub fn decode_transcript_with(
+pub fn decode_transcript(
     provider: ProviderId,
     mut decoder: Box<dyn Decoder>,
     stdout: &str,

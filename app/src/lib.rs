@@ -14,7 +14,7 @@ pub mod registry;
 pub mod runtime;
 
 pub use agent::{CodeAgent, CodeAgentBuilder};
-pub use assemble::{AssembleInputs, assemble_result, decode_transcript, decode_transcript_with};
+pub use assemble::{AssembleInputs, assemble_result, decode_transcript};
 pub use handle::{RunCanceller, RunHandle};
 pub use registry::{ProviderFactory, ProviderRegistry};
 pub use runtime::Runtime;

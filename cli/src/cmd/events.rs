@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use forge_app::decode_transcript_with;
+use forge_app::decode_transcript;
 use forge_app::from_config::apply_request_defaults;
 use forge_domain::{ExecutionRequest, ProviderId};
 use forge_ports::ProcessExit;
@@ -55,18 +55,18 @@ pub fn run(args: &EventsArgs) -> Result<u8, Failure> {
         Format::Human => {
             let mut renderer =
                 HumanRenderer::new(&mut out, Style::detect(is_tty), Spinner::new(false), true);
-            let result = decode_transcript_with(id, decoder, &text, exit, &mut |event| {
+            let result = decode_transcript(id, decoder, &text, exit, &mut |event| {
                 renderer.event(&event);
             });
             renderer.finish(&result);
         }
         Format::Json => {
-            let result = decode_transcript_with(id, decoder, &text, exit, &mut drop);
+            let result = decode_transcript(id, decoder, &text, exit, &mut drop);
             write_json_pretty(&mut out, &result)?;
         }
         Format::Jsonl => {
             let mut failed = None;
-            let result = decode_transcript_with(id, decoder, &text, exit, &mut |event| {
+            let result = decode_transcript(id, decoder, &text, exit, &mut |event| {
                 if failed.is_none() {
                     failed = json_line(&mut out, &event).err();
                 }
