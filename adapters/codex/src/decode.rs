@@ -1,7 +1,9 @@
 //! The stateful decoder of `codex exec --json` stdout.
 //!
-//! One borrowed parse per line ([`crate::wire::Line`]), dispatch on `type`, events folded into
-//! an [`EventAccumulator`] as they are emitted; `finish` (in `result.rs`) builds the pieces.
+//! Hot lines are read by their layout in one pass (`layout.rs`); any other line by one
+//! borrowed serde parse ([`crate::wire::Line`]). Both dispatch to the same handlers, which
+//! fold events into an [`EventAccumulator`] as they are emitted; `finish` (in `result.rs`)
+//! builds the pieces.
 
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, ForgeError,
@@ -9,13 +11,10 @@ use forge_domain::{
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ProviderSettings, ResultPieces};
 
-use crate::items::{InputFields, ToolItem, tool_input};
+use crate::items::ToolItem;
 use crate::layout::{Hot, HotItem};
 use crate::retry::parse_reconnect;
-use crate::wire::{
-    CommandItem, ErrorLine, FileChangeItem, ItemLine, ItemOf, Line, Message, MessageItem,
-    ThreadStarted, TurnCompleted, TurnFailed, Untyped, WireUsage, leading_item_type, leading_type,
-};
+use crate::wire::{Line, Message, WireUsage};
 
 /// Decoder for one run.
 #[derive(Debug)]
@@ -117,113 +116,6 @@ impl CodexDecoder {
             },
             other => self.emit(unknown(other, raw), out),
         }
-    }
-
-    /// The fast path: a line that starts `{"type":"<kind>"` (as Codex prints every event) is
-    /// read into a small struct holding only that kind's fields. `Err` (broken JSON, a
-    /// field of another type, a repeated key) hands the line to the general path, which
-    /// reports it exactly as it would without this one.
-    fn read_kind(
-        &mut self,
-        kind: &str,
-        json: &str,
-        out: &mut Vec<AgentEvent>,
-    ) -> Result<(), serde_json::Error> {
-        match kind {
-            "thread.started" => {
-                let line: ThreadStarted<'_> = serde_json::from_str(json)?;
-                self.on_thread_started(line.thread_id.as_deref(), out);
-            }
-            "turn.completed" => {
-                let line: TurnCompleted = serde_json::from_str(json)?;
-                self.on_turn_completed(line.usage.unwrap_or_default(), out);
-            }
-            "turn.failed" => {
-                let line: TurnFailed<'_> = serde_json::from_str(json)?;
-                self.on_turn_failed_line(line.error, out);
-            }
-            "error" => {
-                let line: ErrorLine<'_> = serde_json::from_str(json)?;
-                self.on_error_line(line.message.as_deref(), out);
-            }
-            "item.started" | "item.updated" | "item.completed" => {
-                self.read_item(kind, json, out)?;
-            }
-            other => {
-                // Syntax only: `turn.started`, and kinds kept raw.
-                serde_json::from_str::<Untyped>(json)?;
-                match other {
-                    "turn.started" => self.turns += 1,
-                    other => self.emit(unknown(other, json), out),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// An `item.*` line on the fast path: the common item types are read into their own
-    /// small structs, the rest into the general [`crate::wire::Item`].
-    fn read_item(
-        &mut self,
-        phase: &str,
-        json: &str,
-        out: &mut Vec<AgentEvent>,
-    ) -> Result<(), serde_json::Error> {
-        let completed = phase == "item.completed";
-        match leading_item_type(json) {
-            Some(kind @ ("agent_message" | "reasoning")) => {
-                let line: ItemOf<MessageItem<'_>> = serde_json::from_str(json)?;
-                if let Some(item) = line.item {
-                    self.on_message_item(kind, completed, item.text, out);
-                }
-            }
-            Some(kind @ "command_execution") => {
-                let line: ItemOf<CommandItem<'_>> = serde_json::from_str(json)?;
-                if let Some(item) = line.item {
-                    let input = InputFields {
-                        command: item.command,
-                        ..InputFields::default()
-                    };
-                    let tool = ToolItem {
-                        id: item.id,
-                        status: item.status,
-                        exit_code: item.exit_code,
-                        output: item.aggregated_output,
-                        error: None,
-                        result: None,
-                        changes: None,
-                    };
-                    self.on_tool_item(kind, completed, tool, || tool_input(kind, &input), out);
-                }
-            }
-            Some(kind @ "file_change") => {
-                let line: ItemOf<FileChangeItem<'_>> = serde_json::from_str(json)?;
-                if let Some(item) = line.item {
-                    let input = InputFields {
-                        changes: item.changes,
-                        ..InputFields::default()
-                    };
-                    let tool = ToolItem {
-                        id: item.id,
-                        status: item.status,
-                        exit_code: None,
-                        output: None,
-                        error: None,
-                        result: None,
-                        changes: item.changes.map(serde_json::value::RawValue::get),
-                    };
-                    self.on_tool_item(kind, completed, tool, || tool_input(kind, &input), out);
-                }
-            }
-            _ => {
-                let line: ItemLine<'_> = serde_json::from_str(json)?;
-                match line.item {
-                    Some(item) => self.on_item(phase, item, json, out),
-                    None => self.emit(unknown(phase, json), out),
-                }
-            }
-        }
-        Ok(())
     }
 
     /// A line the layout fast path read (`layout.rs`).
@@ -405,11 +297,6 @@ impl Decoder for CodexDecoder {
                 {
                     self.on_hot(hot, out);
                     return Ok(LineShape::Json);
-                }
-                if let Some(kind) = leading_type(trimmed) {
-                    if self.read_kind(kind, trimmed, out).is_ok() {
-                        return Ok(LineShape::Json);
-                    }
                 }
                 match serde_json::from_str::<Line<'_>>(trimmed) {
                     Ok(parsed) => {

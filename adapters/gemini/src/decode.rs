@@ -10,13 +10,13 @@ use forge_domain::{
 use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 
 use crate::cost;
-use crate::framing::{looks_like_json, split_fixed_prefix};
+use crate::framing::looks_like_json;
 use crate::layout::Hot;
 use crate::report::RunReport;
 use crate::tools::{relative_to, tool_kind, written_path};
 use crate::wire::{
     ErrorEvent, InitEvent, KindOnly, MessageEvent, OtherEvent, ResultEvent, StreamStats,
-    ToolResultEvent, ToolUseEvent, Typed,
+    ToolResultEvent, ToolUseEvent,
 };
 
 /// What a decoder needs to know about its run.
@@ -34,8 +34,6 @@ pub struct DecoderConfig {
 pub struct GeminiDecoder {
     pub(crate) config: DecoderConfig,
     pub(crate) acc: EventAccumulator,
-    /// Reused buffer of the fast path (see [`split_fixed_prefix`]).
-    scratch: String,
     pub(crate) report: Option<RunReport>,
     /// `response` of a `-o json` document: the whole answer.
     pub(crate) json_response: Option<String>,
@@ -53,7 +51,6 @@ impl GeminiDecoder {
         Self {
             config,
             acc: EventAccumulator::new(),
-            scratch: String::new(),
             report: None,
             json_response: None,
             tool_call_seq: 0,
@@ -77,47 +74,33 @@ impl GeminiDecoder {
         );
     }
 
-    /// Reads one event of a known `kind` from `json` and emits what it says; `raw` is the
-    /// line as printed (kept by `Unknown` events). On the fast path (`json` is the line
-    /// without its `type` and `timestamp`) a `type` key is a duplicate: `Ok(false)` hands
-    /// the line to the general path, which reports it. Errors are the caller's to recover.
+    /// Reads one event of a known `kind` from `json` (the line) and emits what it says.
+    /// Errors are the caller's to recover.
     fn read_event(
         &mut self,
         kind: &str,
         json: &str,
-        raw: &str,
-        fast: bool,
         out: &mut Vec<AgentEvent>,
-    ) -> Result<bool, serde_json::Error> {
+    ) -> Result<(), serde_json::Error> {
         match kind {
             "init" => {
-                let Some(ev) = parse::<InitEvent<'_>>(json, fast)? else {
-                    return Ok(false);
-                };
-                self.on_init(ev, raw, out);
+                let ev: InitEvent<'_> = serde_json::from_str(json)?;
+                self.on_init(ev, json, out);
             }
             "message" => {
-                let Some(ev) = parse::<MessageEvent<'_>>(json, fast)? else {
-                    return Ok(false);
-                };
-                self.on_message(ev, raw, out);
+                let ev: MessageEvent<'_> = serde_json::from_str(json)?;
+                self.on_message(ev, json, out);
             }
             "tool_use" => {
-                let Some(ev) = parse::<ToolUseEvent<'_>>(json, fast)? else {
-                    return Ok(false);
-                };
+                let ev: ToolUseEvent<'_> = serde_json::from_str(json)?;
                 self.on_tool_use(ev, out);
             }
             "tool_result" => {
-                let Some(ev) = parse::<ToolResultEvent<'_>>(json, fast)? else {
-                    return Ok(false);
-                };
+                let ev: ToolResultEvent<'_> = serde_json::from_str(json)?;
                 self.on_tool_result(ev, out);
             }
             "error" => {
-                let Some(ev) = parse::<ErrorEvent<'_>>(json, fast)? else {
-                    return Ok(false);
-                };
+                let ev: ErrorEvent<'_> = serde_json::from_str(json)?;
                 let message = ev.message.map(|m| m.into_owned()).unwrap_or_default();
                 let event = match ev.severity.as_deref() {
                     Some("warning") => AgentEvent::Warning { message },
@@ -129,19 +112,15 @@ impl GeminiDecoder {
                 self.emit(out, event);
             }
             "result" => {
-                let Some(ev) = parse::<ResultEvent<'_>>(json, fast)? else {
-                    return Ok(false);
-                };
+                let ev: ResultEvent<'_> = serde_json::from_str(json)?;
                 self.on_result(ev, out);
             }
             kind => {
-                if parse::<OtherEvent>(json, fast)?.is_none() {
-                    return Ok(false);
-                }
-                self.unknown(out, kind, raw);
+                serde_json::from_str::<OtherEvent>(json)?;
+                self.unknown(out, kind, json);
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// A line the layout fast path read (`layout.rs`).
@@ -395,15 +374,6 @@ impl GeminiDecoder {
     }
 }
 
-/// Reads `json` as `T`; on the fast path (`fast`), `None` when it carries a `type` key.
-fn parse<'a, T: serde::Deserialize<'a> + Typed>(
-    json: &'a str,
-    fast: bool,
-) -> Result<Option<T>, serde_json::Error> {
-    let ev: T = serde_json::from_str(json)?;
-    Ok((!fast || !ev.has_type()).then_some(ev))
-}
-
 fn is_known_kind(kind: &str) -> bool {
     matches!(
         kind,
@@ -431,8 +401,7 @@ impl Decoder for GeminiDecoder {
         // `trim`. Only the start: the parser skips trailing whitespace itself, and reading
         // the last byte first would fetch a long line's far end out of order. Paths that keep
         // the text trim the end themselves (`RawJson::from_parsed`, `recover`). Every `Ok`
-        // past the text check follows a parse of the whole line (the fast path checks the
-        // two strings it reads by hand as the parser would).
+        // past the text check follows a read of the whole line, by layout or by serde.
         let trimmed = line.trim_ascii_start();
         if trimmed.is_empty() {
             return Ok(LineShape::Blank);
@@ -450,26 +419,12 @@ impl Decoder for GeminiDecoder {
             self.on_hot(hot, trimmed, out);
             return Ok(LineShape::Json);
         }
-        if let Some((kind, rest)) = split_fixed_prefix(trimmed) {
-            let mut buf = std::mem::take(&mut self.scratch);
-            buf.clear();
-            buf.push('{');
-            buf.push_str(rest);
-            // Any failure here (a duplicate `type`, a field of another type, broken JSON)
-            // goes to the general path, which reports it exactly as it would without the
-            // fast path.
-            let handled = self.read_event(kind, &buf, trimmed, true, out);
-            self.scratch = buf;
-            if handled.unwrap_or(false) {
-                return Ok(LineShape::Json);
-            }
-        }
         let kind = match serde_json::from_str::<KindOnly<'_>>(trimmed) {
             Ok(k) => k.kind,
             Err(err) => return self.recover(line_no, line, trimmed, &err, out),
         };
         match kind {
-            Some(kind) => match self.read_event(&kind, trimmed, trimmed, false, out) {
+            Some(kind) => match self.read_event(&kind, trimmed, out) {
                 Ok(_) => Ok(LineShape::Json),
                 Err(err) => self.recover(line_no, line, trimmed, &err, out),
             },

@@ -34,19 +34,17 @@ impl Str<'_> {
     }
 }
 
-// stream-json events, one struct per kind: the decoder knows the kind before it parses
-// (gemini prints `type` first, see `framing::split_fixed_prefix`; otherwise [`KindOnly`]
-// reads it), so each line is read into a small struct with only that kind's fields. One flat
-// struct for all kinds was several times the size of a line, and moving it cost more than
-// reading the line.
+// stream-json events, one struct per kind: the hot kinds are read by layout first
+// (`layout.rs` fills these same structs); any other line has its kind read ([`KindOnly`])
+// and is then read into a small struct with only that kind's fields. One flat struct for
+// all kinds was several times the size of a line, and moving it cost more than reading it.
 //
-// `type` in each: absent on the fast path (the prefix was split off; a `type` there is a
-// duplicate key, which the general path reports), the event's own kind otherwise.
+// `type` in each, unread: a repeated `type` key fails the line, which is then reported.
 
 /// `init`: the session.
 #[derive(Debug, Deserialize)]
 pub struct InitEvent<'a> {
-    #[serde(rename = "type", default, deserialize_with = "present")]
+    #[serde(rename = "type", default)]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub session_id: Option<Str<'a>>,
@@ -57,7 +55,7 @@ pub struct InitEvent<'a> {
 /// `message`: user echo or assistant text (whole, or a `delta` piece).
 #[derive(Debug, Deserialize)]
 pub struct MessageEvent<'a> {
-    #[serde(rename = "type", default, deserialize_with = "present")]
+    #[serde(rename = "type", default)]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub role: Option<Str<'a>>,
@@ -70,7 +68,7 @@ pub struct MessageEvent<'a> {
 /// `tool_use`: a call, its parameters kept raw (they become the call's input verbatim).
 #[derive(Debug, Deserialize)]
 pub struct ToolUseEvent<'a> {
-    #[serde(rename = "type", default, deserialize_with = "present")]
+    #[serde(rename = "type", default)]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub tool_name: Option<Str<'a>>,
@@ -90,7 +88,7 @@ fn raw_text<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'a
 /// `tool_result`: a call's outcome.
 #[derive(Debug, Deserialize)]
 pub struct ToolResultEvent<'a> {
-    #[serde(rename = "type", default, deserialize_with = "present")]
+    #[serde(rename = "type", default)]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub tool_id: Option<Str<'a>>,
@@ -105,7 +103,7 @@ pub struct ToolResultEvent<'a> {
 /// `error`: a warning or an error the CLI reported mid-run.
 #[derive(Debug, Deserialize)]
 pub struct ErrorEvent<'a> {
-    #[serde(rename = "type", default, deserialize_with = "present")]
+    #[serde(rename = "type", default)]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub severity: Option<Str<'a>>,
@@ -116,7 +114,7 @@ pub struct ErrorEvent<'a> {
 /// `result`: the end-of-run report.
 #[derive(Debug, Deserialize)]
 pub struct ResultEvent<'a> {
-    #[serde(rename = "type", default, deserialize_with = "present")]
+    #[serde(rename = "type", default)]
     pub kind: Option<serde::de::IgnoredAny>,
     #[serde(default, borrow)]
     pub status: Option<Str<'a>>,
@@ -129,33 +127,9 @@ pub struct ResultEvent<'a> {
 /// Any other object with a `type`: read for its syntax only (it is kept raw).
 #[derive(Debug, Deserialize)]
 pub struct OtherEvent {
-    #[serde(rename = "type", default, deserialize_with = "present")]
+    #[serde(rename = "type", default)]
     pub kind: Option<serde::de::IgnoredAny>,
 }
-
-/// Whether an event struct saw a `type` key.
-pub trait Typed {
-    fn has_type(&self) -> bool;
-}
-
-macro_rules! typed {
-    ($($ty:ty),*) => {
-        $(impl Typed for $ty {
-            fn has_type(&self) -> bool {
-                self.kind.is_some()
-            }
-        })*
-    };
-}
-typed!(
-    InitEvent<'_>,
-    MessageEvent<'_>,
-    ToolUseEvent<'_>,
-    ToolResultEvent<'_>,
-    ErrorEvent<'_>,
-    ResultEvent<'_>,
-    OtherEvent
-);
 
 /// `error` of a `tool_result` or `result`: `{type, message}`.
 #[derive(Debug, Deserialize)]
@@ -190,16 +164,6 @@ pub struct ModelsMap<'a>(
     #[serde(borrow, deserialize_with = "borrowed_entries")]
     pub  Vec<(Cow<'a, str>, StreamModelStats)>,
 );
-
-/// Marks a field as present, whatever its value (`null` included: a plain `Option` would
-/// read `"type": null` as absent and miss a repeated key).
-fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
 
 /// A map key borrowed from the line when it has no escapes.
 #[derive(Deserialize)]
