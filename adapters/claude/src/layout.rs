@@ -24,21 +24,9 @@ pub(crate) fn assistant(line: &str) -> Option<AssistantLine<'_>> {
     let mut c = Cursor::new(line);
     c.object(|key, c| match key.plain()? {
         "type" => seen.first(0).and_then(|()| c.skip()),
-        "message" => {
-            seen.first(1)?;
-            out.message = message_field(c)?;
-            Some(())
-        }
-        "error" => {
-            seen.first(2)?;
-            out.error = str_field(c)?;
-            Some(())
-        }
-        "api_error" => {
-            seen.first(3)?;
-            out.api_error = str_field(c)?;
-            Some(())
-        }
+        "message" => seen.put(1, &mut out.message, message_field(c)),
+        "error" => seen.put(2, &mut out.error, str_field(c)),
+        "api_error" => seen.put(3, &mut out.api_error, str_field(c)),
         _ => c.skip(),
     })?;
     c.end()?;
@@ -52,16 +40,8 @@ pub(crate) fn user(line: &str) -> Option<UserLine<'_>> {
     let mut c = Cursor::new(line);
     c.object(|key, c| match key.plain()? {
         "type" => seen.first(0).and_then(|()| c.skip()),
-        "message" => {
-            seen.first(1)?;
-            out.message = message_field(c)?;
-            Some(())
-        }
-        "tool_use_result" => {
-            seen.first(2)?;
-            out.tool_use_result = obj(c, tool_use_result)?;
-            Some(())
-        }
+        "message" => seen.put(1, &mut out.message, message_field(c)),
+        "tool_use_result" => seen.put(2, &mut out.tool_use_result, obj(c, tool_use_result)),
         _ => c.skip(),
     })?;
     c.end()?;
@@ -75,11 +55,7 @@ pub(crate) fn stream_event(line: &str) -> Option<StreamLine<'_>> {
     let mut c = Cursor::new(line);
     c.object(|key, c| match key.plain()? {
         "type" => seen.first(0).and_then(|()| c.skip()),
-        "event" => {
-            seen.first(1)?;
-            out.event = obj(c, stream_event_body)?;
-            Some(())
-        }
+        "event" => seen.put(1, &mut out.event, obj(c, stream_event_body)),
         _ => c.skip(),
     })?;
     c.end()?;
@@ -91,6 +67,14 @@ pub(crate) fn stream_event(line: &str) -> Option<StreamLine<'_>> {
 struct Seen(u16);
 
 impl Seen {
+    /// `value` into `slot` the first time field `n` comes; `None` for a repeat, or when the
+    /// value could not be read.
+    fn put<T>(&mut self, n: u8, slot: &mut T, value: Option<T>) -> Option<()> {
+        self.first(n)?;
+        *slot = value?;
+        Some(())
+    }
+
     /// `Some` the first time field `n` comes.
     fn first(&mut self, n: u8) -> Option<()> {
         let bit = 1u16 << n;
@@ -156,16 +140,8 @@ fn message<'a>(c: &mut Cursor<'a>) -> Option<Message<'a>> {
     let mut out = Message::default();
     let mut seen = Seen::default();
     c.object(|key, c| match key.plain()? {
-        "model" => {
-            seen.first(0)?;
-            out.model = str_field(c)?;
-            Some(())
-        }
-        "content" => {
-            seen.first(1)?;
-            out.content = content(c)?;
-            Some(())
-        }
+        "model" => seen.put(0, &mut out.model, str_field(c)),
+        "content" => seen.put(1, &mut out.content, content(c)),
         _ => c.skip(),
     })?;
     Some(out)
@@ -194,47 +170,17 @@ fn content<'a>(c: &mut Cursor<'a>) -> Option<Content<'a>> {
 fn block<'a>(c: &mut Cursor<'a>) -> Option<Block<'a>> {
     let mut out = Block::default();
     let mut seen = Seen::default();
-    c.object(|key, c| {
-        match key.plain()? {
-            "type" => {
-                seen.first(0)?;
-                out.kind = str_field(c)?;
-            }
-            "text" => {
-                seen.first(1)?;
-                out.text = str_field(c)?;
-            }
-            "thinking" => {
-                seen.first(2)?;
-                out.thinking = str_field(c)?;
-            }
-            "id" => {
-                seen.first(3)?;
-                out.id = str_field(c)?;
-            }
-            "name" => {
-                seen.first(4)?;
-                out.name = str_field(c)?;
-            }
-            "input" => {
-                seen.first(5)?;
-                out.input = c.raw_unless_null()?;
-            }
-            "tool_use_id" => {
-                seen.first(6)?;
-                out.tool_use_id = str_field(c)?;
-            }
-            "content" => {
-                seen.first(7)?;
-                out.content = content(c)?;
-            }
-            "is_error" => {
-                seen.first(8)?;
-                out.is_error = bool_field(c)?;
-            }
-            _ => c.skip()?,
-        }
-        Some(())
+    c.object(|key, c| match key.plain()? {
+        "type" => seen.put(0, &mut out.kind, str_field(c)),
+        "text" => seen.put(1, &mut out.text, str_field(c)),
+        "thinking" => seen.put(2, &mut out.thinking, str_field(c)),
+        "id" => seen.put(3, &mut out.id, str_field(c)),
+        "name" => seen.put(4, &mut out.name, str_field(c)),
+        "input" => seen.put(5, &mut out.input, c.raw_unless_null()),
+        "tool_use_id" => seen.put(6, &mut out.tool_use_id, str_field(c)),
+        "content" => seen.put(7, &mut out.content, content(c)),
+        "is_error" => seen.put(8, &mut out.is_error, bool_field(c)),
+        _ => c.skip(),
     })?;
     Some(out)
 }
@@ -268,11 +214,7 @@ fn tool_use_result<'a>(c: &mut Cursor<'a>) -> Option<ToolUseResult<'a>> {
     let mut out = ToolUseResult::default();
     let mut seen = Seen::default();
     c.object(|key, c| match key.plain()? {
-        "type" => {
-            seen.first(0)?;
-            out.kind = str_field(c)?;
-            Some(())
-        }
+        "type" => seen.put(0, &mut out.kind, str_field(c)),
         _ => c.skip(),
     })?;
     Some(out)
@@ -282,16 +224,8 @@ fn stream_event_body<'a>(c: &mut Cursor<'a>) -> Option<StreamEvent<'a>> {
     let mut out = StreamEvent::default();
     let mut seen = Seen::default();
     c.object(|key, c| match key.plain()? {
-        "type" => {
-            seen.first(0)?;
-            out.kind = str_field(c)?;
-            Some(())
-        }
-        "delta" => {
-            seen.first(1)?;
-            out.delta = obj(c, delta)?;
-            Some(())
-        }
+        "type" => seen.put(0, &mut out.kind, str_field(c)),
+        "delta" => seen.put(1, &mut out.delta, obj(c, delta)),
         _ => c.skip(),
     })?;
     Some(out)
@@ -301,21 +235,9 @@ fn delta<'a>(c: &mut Cursor<'a>) -> Option<Delta<'a>> {
     let mut out = Delta::default();
     let mut seen = Seen::default();
     c.object(|key, c| match key.plain()? {
-        "type" => {
-            seen.first(0)?;
-            out.kind = str_field(c)?;
-            Some(())
-        }
-        "text" => {
-            seen.first(1)?;
-            out.text = str_field(c)?;
-            Some(())
-        }
-        "thinking" => {
-            seen.first(2)?;
-            out.thinking = str_field(c)?;
-            Some(())
-        }
+        "type" => seen.put(0, &mut out.kind, str_field(c)),
+        "text" => seen.put(1, &mut out.text, str_field(c)),
+        "thinking" => seen.put(2, &mut out.thinking, str_field(c)),
         _ => c.skip(),
     })?;
     Some(out)
