@@ -53,9 +53,6 @@ pub struct ClaudeDecoder {
     pub(crate) denied_tools: Vec<String>,
     /// Tool names, each allocated once per run.
     names: ToolNames,
-    /// Hot lines skip their layout reading (`layout.rs`) and take the serde path: only in
-    /// the test that checks the one against the other.
-    pub(crate) general_path_only: bool,
 }
 
 impl ClaudeDecoder {
@@ -131,19 +128,9 @@ impl ClaudeDecoder {
     ) -> Result<(), serde_json::Error> {
         match kind {
             "system" => self.system(serde_json::from_str(json)?, json, out),
-            // The hot kinds: read by the cursor when they can be (`layout.rs`), else by serde.
-            "assistant" => match self.fast(crate::layout::assistant, json) {
-                Some(line) => self.assistant(line, json, out),
-                None => self.assistant(serde_json::from_str(json)?, json, out),
-            },
-            "user" => match self.fast(crate::layout::user, json) {
-                Some(line) => self.user(line, json, out),
-                None => self.user(serde_json::from_str(json)?, json, out),
-            },
-            "stream_event" => match self.fast(crate::layout::stream_event, json) {
-                Some(line) => self.stream_event(line, out),
-                None => self.stream_event(serde_json::from_str(json)?, out),
-            },
+            "assistant" => self.assistant(serde_json::from_str(json)?, json, out),
+            "user" => self.user(serde_json::from_str(json)?, json, out),
+            "stream_event" => self.stream_event(serde_json::from_str(json)?, out),
             "result" => self.result(serde_json::from_str(json)?, out),
             other => {
                 // Syntax only (and a repeated `type`): the line is kept raw.
@@ -152,15 +139,6 @@ impl ClaudeDecoder {
             }
         }
         Ok(())
-    }
-
-    /// `read(json)` unless the fast path is off.
-    fn fast<'a, T>(&self, read: fn(&'a str) -> Option<T>, json: &'a str) -> Option<T> {
-        if self.general_path_only {
-            None
-        } else {
-            read(json)
-        }
     }
 
     /// A line that starts like JSON but could not be read: invalid JSON becomes `Unparsed`,
@@ -310,15 +288,8 @@ impl ClaudeDecoder {
         let kind = tools::kind_of(&name);
         let raw_input = block.input;
         let path = tools::written_path_field(&name).and_then(|field| {
-            let raw_input = raw_input?;
-            // The cursor first (no second parse); serde for an input of another shape.
-            match crate::layout::input_string(raw_input, field) {
-                Ok(path) => path.map(|p| self.relative(&p)),
-                Err(()) => {
-                    let target = serde_json::from_str::<WriteTarget<'_>>(raw_input).ok()?;
-                    target.field(field).map(|p| self.relative(p))
-                }
-            }
+            let target = serde_json::from_str::<WriteTarget<'_>>(raw_input?).ok()?;
+            target.field(field).map(|p| self.relative(p))
         });
         let input = raw_input.map_or_else(RawJson::null, RawJson::from_parsed);
         // A repeated id replaces the older pending call, as the CLI would pair it.

@@ -16,7 +16,6 @@ pub mod decode;
 pub mod health;
 pub mod hints;
 pub mod home;
-mod layout;
 pub mod provider;
 pub mod result;
 pub mod tools;

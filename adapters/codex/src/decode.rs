@@ -1,9 +1,8 @@
 //! The stateful decoder of `codex exec --json` stdout.
 //!
-//! Hot lines are read by their layout in one pass (`layout.rs`); any other line by one
-//! borrowed serde parse ([`crate::wire::Line`]). Both dispatch to the same handlers, which
-//! fold events into an [`EventAccumulator`] as they are emitted; `finish` (in `result.rs`)
-//! builds the pieces.
+//! Every line is read by one borrowed, lenient serde parse ([`crate::wire::Line`]) and
+//! dispatched on its `type`; the handlers fold events into an [`EventAccumulator`] as they
+//! are emitted; `finish` (in `result.rs`) builds the pieces.
 
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, ForgeError,
@@ -11,8 +10,6 @@ use forge_domain::{
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ProviderSettings, ResultPieces};
 
-use crate::items::ToolItem;
-use crate::layout::{Hot, HotItem};
 use crate::retry::parse_reconnect;
 use crate::wire::{Line, Message, WireUsage};
 
@@ -43,9 +40,6 @@ pub struct CodexDecoder {
     pub(crate) open_calls: Vec<usize>,
     /// Tool names (item types), each allocated once per run.
     pub(crate) names: ToolNames,
-    /// Hot lines skip their layout reading (`layout.rs`) and take the serde path: only in
-    /// the test that checks the one against the other.
-    pub(crate) general_path_only: bool,
 }
 
 impl CodexDecoder {
@@ -66,7 +60,6 @@ impl CodexDecoder {
             cumulative: None,
             open_calls: Vec::new(),
             names: ToolNames::new(),
-            general_path_only: false,
         }
     }
 
@@ -97,7 +90,7 @@ impl CodexDecoder {
         }
     }
 
-    /// A line read by the general path (any key order): dispatch on its `type`.
+    /// A parsed line: dispatch on its `type`.
     fn on_line(&mut self, line: Line<'_>, raw: &str, out: &mut Vec<AgentEvent>) {
         let Some(kind) = line.kind.as_deref() else {
             // The legacy `{"id","msg"}` protocol (codex before ≈0.44) or a stray object.
@@ -115,66 +108,6 @@ impl CodexDecoder {
                 None => self.emit(unknown(kind, raw), out),
             },
             other => self.emit(unknown(other, raw), out),
-        }
-    }
-
-    /// A line the layout fast path read (`layout.rs`).
-    fn on_hot(&mut self, hot: Hot<'_>, out: &mut Vec<AgentEvent>) {
-        let (phase, item) = match hot {
-            Hot::TurnStarted => {
-                self.turns += 1;
-                return;
-            }
-            Hot::ThreadStarted { thread_id } => {
-                return self.on_thread_started(Some(&thread_id), out);
-            }
-            Hot::TurnCompleted { usage } => return self.on_turn_completed(usage, out),
-            Hot::Error { message } => return self.on_error_line(Some(&message), out),
-            Hot::Item { phase, item } => (phase, item),
-        };
-        let completed = phase == "item.completed";
-        match item {
-            HotItem::Message { kind, text } => {
-                self.on_message_item(kind, completed, Some(text), out);
-            }
-            HotItem::Command {
-                id,
-                command,
-                output,
-                exit_code,
-                status,
-            } => {
-                let tool = ToolItem {
-                    id: Some(id),
-                    status: Some(status),
-                    exit_code,
-                    output: Some(output),
-                    error: None,
-                    result: None,
-                    changes: None,
-                };
-                // The command's literal is valid JSON already: spliced in, not re-escaped.
-                let input =
-                    || RawJson::from_parsed_parts(&["{\"command\":", command.literal(), "}"]);
-                self.on_tool_item("command_execution", completed, tool, input, out);
-            }
-            HotItem::FileChange {
-                id,
-                changes,
-                status,
-            } => {
-                let tool = ToolItem {
-                    id: Some(id),
-                    status: Some(status),
-                    exit_code: None,
-                    output: None,
-                    error: None,
-                    result: None,
-                    changes: Some(changes),
-                };
-                let input = || RawJson::from_parsed_parts(&["{\"changes\":", changes, "}"]);
-                self.on_tool_item("file_change", completed, tool, input, out);
-            }
         }
     }
 
@@ -293,11 +226,6 @@ impl Decoder for CodexDecoder {
         match trimmed.as_bytes().first() {
             None => Ok(LineShape::Blank),
             Some(b'{') => {
-                if let Some(hot) = crate::layout::read(trimmed).filter(|_| !self.general_path_only)
-                {
-                    self.on_hot(hot, out);
-                    return Ok(LineShape::Json);
-                }
                 match serde_json::from_str::<Line<'_>>(trimmed) {
                     Ok(parsed) => {
                         self.on_line(parsed, trimmed, out);

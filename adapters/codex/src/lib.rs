@@ -11,7 +11,6 @@ pub mod features;
 pub mod health;
 pub mod home;
 mod items;
-mod layout;
 pub mod provider;
 mod result;
 mod retry;
