@@ -4,13 +4,14 @@
 use std::sync::Arc;
 
 use forge_domain::{
-    AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind,
+    AgentEvent, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind,
     ForgeError, PricingTable, RawJson, SessionId, ToolKind, ToolNames,
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 use serde_json::value::RawValue;
 
 use crate::result::{self, ResultReport};
+use crate::run_cost::{CostFacts, run_cost};
 use crate::tools;
 use crate::wire::lenient::Str;
 use crate::wire::{
@@ -53,6 +54,10 @@ pub struct ClaudeDecoder {
     pub(crate) denied_tools: Vec<String>,
     /// Tool names, each allocated once per run.
     names: ToolNames,
+    /// A resumed session's running totals (`modelUsage`, `total_cost_usd`): kept apart
+    /// from the run's own figures.
+    pub(crate) session_usage: Option<forge_domain::Usage>,
+    pub(crate) session_cost_usd: Option<f64>,
 }
 
 impl ClaudeDecoder {
@@ -419,7 +424,19 @@ impl ClaudeDecoder {
             (false, _) => line.stop_reason.take().or_else(|| terminal_reason.clone()),
         };
         let result_text = line.result.take();
-        let cost_usd = line.total_cost_usd.0;
+        let usage = line.usage.0.map(WireUsage::to_usage);
+        let facts = CostFacts {
+            resumed: self.resumed,
+            run_usage: usage.as_ref(),
+            total_cost_usd: line.total_cost_usd.0,
+            session: line.model_usage,
+            since_last_result: line.model_usage_since_last_result,
+        };
+        let cost = run_cost(&facts);
+        if self.resumed {
+            self.session_cost_usd = line.total_cost_usd.0.or(line.model_usage.cost_usd);
+            self.session_usage = (line.model_usage.models > 0).then_some(line.model_usage.usage);
+        }
         if let Some(session) = line
             .session_id
             .as_deref()
@@ -450,9 +467,9 @@ impl ClaudeDecoder {
             },
             stop_reason,
             result_text,
-            usage: line.usage.0.map(WireUsage::to_usage),
-            cost_usd,
-            cost_source: cost_usd.map(|_| CostSource::Reported),
+            usage,
+            cost_usd: cost.map(|(c, _)| c),
+            cost_source: cost.map(|(_, source)| source),
             num_turns: line.num_turns.get_u32(),
             duration_ms: line.duration_ms.get(),
         };

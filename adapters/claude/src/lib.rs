@@ -18,6 +18,7 @@ pub mod hints;
 pub mod home;
 pub mod provider;
 pub mod result;
+mod run_cost;
 pub mod tools;
 pub mod wire;
 
