@@ -20,7 +20,8 @@ pub struct CodexDecoder {
     /// `request.workdir`, to make file change paths workspace-relative.
     pub(crate) workdir: String,
     pub(crate) resuming: bool,
-    /// The resumed thread's last known cumulative total (usage is reported per thread).
+    /// The resumed thread's running total before this run (usage is reported per thread):
+    /// from its rollout, read before the run (`rollout.rs`).
     pub(crate) baseline: Option<Usage>,
     /// The model asked for (request, else settings).
     pub(crate) model: Option<String>,
@@ -33,7 +34,7 @@ pub struct CodexDecoder {
     pub(crate) turn_failed: Option<String>,
     /// The last top-level `error` that was not a reconnect notice.
     pub(crate) last_error: Option<String>,
-    /// The last `turn.completed` usage: cumulative over the thread.
+    /// The last `turn.completed` usage: the thread's running total.
     pub(crate) cumulative: Option<Usage>,
     /// Tool calls started and not yet finished, as indices into `acc.tool_calls` (the id is
     /// there): rarely more than one, so a Vec.
@@ -82,11 +83,14 @@ impl CodexDecoder {
         self.model.as_deref().or(self.model_from_run.as_deref())
     }
 
-    /// This run's share of the thread's cumulative usage.
-    pub(crate) fn run_usage(&self, cumulative: Usage) -> Usage {
-        match &self.baseline {
-            Some(base) => cumulative.saturating_sub(base),
-            None => cumulative,
+    /// This run's own usage out of the thread's running total: the total itself for a run
+    /// that started the thread, the total less the thread's total before the run for a
+    /// resumed one, and `None` when that earlier total is not known (never the running total).
+    pub(crate) fn run_usage(&self, cumulative: Usage) -> Option<Usage> {
+        match (&self.baseline, self.resuming) {
+            (_, false) => Some(cumulative),
+            (Some(base), true) => Some(cumulative.saturating_sub(base)),
+            (None, true) => None,
         }
     }
 
@@ -157,24 +161,21 @@ impl CodexDecoder {
 
     fn on_turn_completed(&mut self, wire: WireUsage, out: &mut Vec<AgentEvent>) {
         self.turn_completed = true;
-        let cumulative = Usage {
-            input_tokens: wire.input_tokens,
-            output_tokens: wire.output_tokens,
-            cache_read_tokens: wire.cached_input_tokens,
-            cache_write_tokens: wire.cache_write_input_tokens,
-            reasoning_tokens: wire.reasoning_output_tokens,
-        };
+        let cumulative = wire.to_usage();
         self.cumulative = Some(cumulative);
         let usage = self.run_usage(cumulative);
-        self.emit(AgentEvent::UsageUpdate { usage }, out);
-        let cost_usd = self
-            .model()
-            .and_then(|model| self.pricing.estimate(model, &usage));
+        if let Some(usage) = usage {
+            self.emit(AgentEvent::UsageUpdate { usage }, out);
+        }
+        let cost_usd = usage.and_then(|usage| {
+            self.model()
+                .and_then(|model| self.pricing.estimate(model, &usage))
+        });
         let ev = AgentEvent::Completed {
             status: ExecutionStatus::Success,
             stop_reason: None,
             result_text: self.acc.last_text().map(str::to_owned),
-            usage: Some(usage),
+            usage,
             cost_usd,
             cost_source: cost_usd.map(|_| CostSource::Estimated),
             num_turns: Some(self.turns),

@@ -14,6 +14,7 @@ mod items;
 pub mod provider;
 mod result;
 mod retry;
+pub mod rollout;
 pub mod tools;
 mod wire;
 
