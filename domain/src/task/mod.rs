@@ -24,7 +24,7 @@ pub use finding::{Finding, ReviewReport, Severity};
 pub use id::TaskId;
 pub use kind::TaskType;
 pub use report::{TaskOutcome, TaskReport, discard_command, shell_quote, totals};
-pub use review::{AddedLine, ChangedFile};
+pub use review::{AddedLine, ChangedFile, ReviewLimits, review};
 pub use risk_score::{RiskLevel, RiskScore};
 pub use spec::{ContextFile, Goal, TaskLimits, TaskSpec};
 pub use status::{StopReason, TaskStatus};
