@@ -26,6 +26,8 @@ pub struct LoopState {
     pub cycles: u32,
     pub review_cycles: u32,
     pub files_changed: usize,
+    /// [`super::ValidationReport::passes_against`] the baseline: a step that already failed
+    /// on the untouched worktree does not keep the loop going.
     pub validation_passed: bool,
     pub critical_findings: bool,
     pub cancelled: bool,

@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod finding;
 pub mod guardrail;
 pub mod id;
+pub mod instructions;
 pub mod kind;
 pub mod report;
 pub mod review;

@@ -112,7 +112,7 @@ pub fn score(inputs: &RiskInputs<'_>) -> RiskScore {
             let (blamed, inherited): (Vec<_>, Vec<_>) = v
                 .failing()
                 .map(|s| s.name)
-                .partition(|name| !failed_in_baseline(inputs.baseline, *name));
+                .partition(|name| v.regressions(inputs.baseline).any(|r| r.name == *name));
             if !blamed.is_empty() {
                 let names: Vec<&str> = blamed.iter().map(|n| n.as_str()).collect();
                 add(3, format!("validation failed: {}", names.join(", ")));
@@ -137,13 +137,6 @@ pub fn score(inputs: &RiskInputs<'_>) -> RiskScore {
         level: RiskLevel::of(score),
         reasons,
     }
-}
-
-fn failed_in_baseline(
-    baseline: Option<&ValidationReport>,
-    name: super::validation::StepName,
-) -> bool {
-    baseline.is_some_and(|b| b.failing().any(|s| s.name == name))
 }
 
 fn place(path: &str, line: Option<u32>) -> String {
