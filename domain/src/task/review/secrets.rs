@@ -73,8 +73,37 @@ pub fn check_file(file: &ChangedFile, out: &mut Vec<Finding>) {
 
 type Rule = (&'static str, Severity);
 
+/// Every token format starts with `-----BEGIN `, `AKIA`, `ASIA`, `AIza`, `gh?_`,
+/// `github_pat_`, `sk-` or `xox`: one pass over the bytes, dispatched on the first byte, rules
+/// most lines out before the per-format searches.
+fn may_hold_token(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        let rest = &bytes[i + 1..];
+        match b {
+            b'-' => rest.starts_with(b"----BEGIN "),
+            b'A' => {
+                rest.starts_with(b"KIA") || rest.starts_with(b"SIA") || rest.starts_with(b"Iza")
+            }
+            b'g' => {
+                rest.starts_with(b"ithub_pat_")
+                    || (rest.len() > 2
+                        && rest[0] == b'h'
+                        && matches!(rest[1], b'p' | b'o' | b'u' | b's' | b'r')
+                        && rest[2] == b'_')
+            }
+            b's' => rest.starts_with(b"k-"),
+            b'x' => rest.starts_with(b"ox"),
+            _ => false,
+        }
+    })
+}
+
 /// A provider token format in `text`: the rule and what it found.
 fn token(text: &str) -> Option<(Rule, &'static str)> {
+    if !may_hold_token(text) {
+        return None;
+    }
     if text.contains("-----BEGIN ")
         && (text.contains("PRIVATE KEY-----") || text.contains("PRIVATE KEY BLOCK-----"))
     {
