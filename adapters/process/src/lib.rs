@@ -20,6 +20,9 @@
 //!     and the watchdog SIGKILLs the whole group, itself included. It never holds the
 //!     stdout/stderr pipes. It is orphaned when the CLI exits, so its zombie is reaped by
 //!     init (a container whose PID 1 does not reap keeps `Z` entries, which are harmless);
+//! - starts with **default dispositions and an empty signal mask** for the signals forge
+//!   uses (`child_signals.rs`), whatever forge inherited: a forge started as a background
+//!   job has SIGINT ignored, and the ladder's SIGINT must still reach the CLI;
 //! - is **killed on drop** of its [`TokioRunningProcess`] (SIGKILL to the group).
 //!
 //! Stdout is read as **bounded lines** ([`lines::BoundedLines`]): `\n` ends a line, a
@@ -44,6 +47,7 @@
 
 pub mod lines;
 
+mod child_signals;
 mod files;
 mod group;
 mod lifeline;

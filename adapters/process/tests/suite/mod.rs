@@ -1,4 +1,5 @@
 mod env;
+mod inherited_signals;
 mod ladder;
 mod stderr;
 mod stdin;
