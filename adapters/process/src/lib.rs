@@ -42,8 +42,14 @@
 //! grace → SIGKILL on the group. After the child exits, a grandchild still holding stdout
 //! gets `drain_after_exit` to finish, then the group is killed; the stream never hangs.
 //!
-//! Not covered: a descendant that leaves the group on purpose (`setsid`, `setpgid`) escapes
-//! group signals and the watchdog; only a cgroup would catch it.
+//! A descendant that leaves the group on purpose (`setsid`, `setpgid`) escapes group signals
+//! and the watchdog. With [`forge_ports::SpawnOptions::run_marker`] set, every child carries
+//! `FORGE_RUN_ID=<run>` and `FORGE_RUN_OWNER=<forge pid>:<start time>` in its environment
+//! (`orphans.rs`): once `wait` has killed the group, live processes with the run's marker are
+//! ended with a short ladder of their own and reported
+//! ([`forge_ports::RunningProcess::ended_orphans`]);
+//! [`forge_ports::ProcessRunner::end_orphans_of_finished_runs`] does the same, at start-up,
+//! for runs whose forge died. Only a program that clears its environment escapes both.
 
 pub mod lines;
 
@@ -53,6 +59,7 @@ mod group;
 mod lifeline;
 mod locate;
 mod log_sink;
+mod orphans;
 mod output;
 mod runner;
 mod running;
