@@ -327,7 +327,7 @@ mod tests {
             ("API_KEY=${API_KEY}", &[]),
             ("API_KEY = os.environ[\"API_KEY\"]", &[]),
             ("const apiKey = process.env.API_KEY;", &[]),
-            ("let token = std::env::var(\"TOKEN\")?;", &[]),
+            ("let token = env::var(\"TOKEN\")?;", &[]),
             ("password = \"changeme\"", &[]),
             ("PASSWORD=changeme123456", &[]),
             ("SECRET_KEY=\"<your secret key>\"", &[]),
