@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ForgeError;
 use crate::ids::{ProviderId, RunId, SessionId};
+use crate::orphan::EndedOrphan;
 use crate::raw::RawJson;
 use crate::tool::ToolCall;
 use crate::usage::Usage;
@@ -83,6 +84,10 @@ pub struct ExecutionMetadata {
     /// thread's cumulative total").
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Descendants that had left the run's process group and were found alive after it,
+    /// then ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orphans_ended: Vec<EndedOrphan>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
