@@ -4,6 +4,7 @@ mod doctor;
 mod drift;
 mod events_equal_run;
 mod exit_codes;
+mod failures_say_why;
 mod fake_model;
 mod harness;
 mod help;

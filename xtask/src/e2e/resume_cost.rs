@@ -127,8 +127,14 @@ fn run_case(suite: &Suite, provider: &'static str, start: Start) -> anyhow::Resu
     ensure_success(&second, "resumed run")?;
     let result = second.result.as_ref().context("no result")?;
     let log_entries = read_log(&log)?;
-    let served = served_to(provider, log_entries.get(served_before..).unwrap_or_default());
-    let served_first = served_to(provider, log_entries.get(..served_before).unwrap_or_default());
+    let served = served_to(
+        provider,
+        log_entries.get(served_before..).unwrap_or_default(),
+    );
+    let served_first = served_to(
+        provider,
+        log_entries.get(..served_before).unwrap_or_default(),
+    );
 
     let mut failures = Vec::new();
     let usage = usage_of(result);
@@ -312,7 +318,11 @@ fn run_cli(case: &CaseDir, home: &Path, prompt: &str) -> anyhow::Result<String> 
         }
         _ => {
             command
-                .args(["exec", "--json", "--dangerously-bypass-approvals-and-sandbox"])
+                .args([
+                    "exec",
+                    "--json",
+                    "--dangerously-bypass-approvals-and-sandbox",
+                ])
                 .args(["-m", offline::CODEX_MODEL, "-C"])
                 .arg(&case.workspace)
                 .arg("-")
