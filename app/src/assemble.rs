@@ -180,6 +180,10 @@ pub fn decode_transcript(
             errors
         }
     };
+    if let Some(exit) = &exit {
+        decoder.decode_stderr(&exit.stderr_tail, &mut batch);
+        batch.drain(..).for_each(&mut *on_event);
+    }
     let pieces = decoder.finish(exit.as_ref());
     assemble_result(
         pieces,

@@ -11,3 +11,4 @@ mod help;
 mod orphans;
 mod run_output;
 mod sigint;
+mod stderr_events;
