@@ -43,6 +43,7 @@ mod env;
 mod error;
 mod file;
 mod layer;
+mod pricing;
 mod source;
 
 pub use defaults::{DEFAULT_GLOBAL_TIMEOUT_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_PROVIDER, defaults};
@@ -51,6 +52,7 @@ pub use env::env_layers;
 pub use error::ConfigError;
 pub use file::parse_file;
 pub use layer::{Layer, PartialConfig, PartialProvider};
+pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
 pub use source::{Source, Sourced};
 
 /// File name of the project configuration, looked up in the workdir.

@@ -359,6 +359,10 @@ async fn execute_inner(
     }
     drop(child);
 
+    // What the CLI said only on stderr (retries), in order before forge's own ending.
+    if let Some(exit) = &exit {
+        decoder.decode_stderr(&exit.stderr_tail, &mut batch);
+    }
     // Cancel wins races: a cancel that arrived while the child was ending still counts.
     let cancelled = stop == Some(Stop::Cancelled) || canceller.is_cancelled();
     let timed_out_after_ms =
