@@ -412,7 +412,7 @@ pub(crate) async fn execute_inner(
         .metadata
         .rate_limit_waits
         .clone_from(&plan.rate_limit_waits);
-    finish_bundle(rt, &mut record, delivery.bundle, &result, &redactor).await
+    finish_bundle(rt, &mut record, delivery.bundle, result, &redactor).await
 }
 
 /// A failure after the bundle exists: the bundle still gets its result.
@@ -434,14 +434,14 @@ async fn finish_failed(
         .metadata
         .rate_limit_waits
         .clone_from(&plan.rate_limit_waits);
-    finish_bundle(rt, record, delivery.bundle, &result, &plan.redactor).await
+    finish_bundle(rt, record, delivery.bundle, result, &plan.redactor).await
 }
 
 async fn finish_bundle(
     rt: &Runtime,
     record: &mut RunRecord,
     bundle: &mut dyn RunArtifacts,
-    result: &ExecutionResult,
+    mut result: ExecutionResult,
     redactor: &Redactor,
 ) -> ExecutionResult {
     record.finished_at_ms = Some(rt.clock.now_ms());
@@ -449,9 +449,15 @@ async fn finish_bundle(
     if result.metadata.session_id.is_some() {
         record.session_id.clone_from(&result.metadata.session_id);
     }
-    let on_disk = redacted(result, redactor);
-    let mut result = result.clone();
-    if let Err(e) = bundle.finish(record, &on_disk).await {
+    // The masked copy is made only when there is something to mask: a result can hold a
+    // line of tens of megabytes, and a copy of it for nothing doubles the run's memory.
+    let finished = if redactor.would_redact(&result) {
+        let on_disk = redacted(&result, redactor);
+        bundle.finish(record, &on_disk).await
+    } else {
+        bundle.finish(record, &result).await
+    };
+    if let Err(e) = finished {
         result.errors.push(e);
     }
     result
