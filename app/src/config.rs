@@ -16,6 +16,7 @@
 //! default_provider = "claude"
 //! timeout_ms = 1800000        # global fallback deadline of a run
 //! kill_grace_ms = 2000        # each grace of the kill ladder (SIGINT → SIGTERM → SIGKILL)
+//! on_rate_limit = "wait"      # or "fail" (default): wait out a CLI's rate limit, then resume
 //!
 //! [providers.codex]
 //! binary = "/opt/codex/bin/codex"

@@ -15,6 +15,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "default_provider",
     "timeout_ms",
     "kill_grace_ms",
+    "on_rate_limit",
     "providers",
 ];
 const PROVIDER_KEYS: &[&str] = &[
@@ -90,6 +91,13 @@ impl Reader {
             default_provider: self.string(table, "", "default_provider")?,
             timeout_ms: self.u64(table, "", "timeout_ms")?,
             kill_grace_ms: self.u64(table, "", "kill_grace_ms")?,
+            on_rate_limit: self
+                .string(table, "", "on_rate_limit")?
+                .map(|text| {
+                    text.parse()
+                        .map_err(|reason: String| self.err("on_rate_limit", reason))
+                })
+                .transpose()?,
             providers: BTreeMap::new(),
         };
         if let Some(name) = &config.default_provider {
@@ -350,7 +358,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, providers)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

@@ -1,4 +1,5 @@
 mod faults;
 mod harness;
+mod rate_limit;
 mod run;
 mod stream_cancel;
