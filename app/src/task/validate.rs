@@ -212,7 +212,7 @@ mod tests {
 
     #[test]
     fn tail_keeps_the_last_lines_within_the_cap() {
-        let mut tail = Tail::new(10);
+        let mut tail = Tail::new(12);
         for line in ["one", "two", "three", "four"] {
             tail.push(line);
         }
