@@ -685,7 +685,8 @@ impl Task<'_> {
                     let f = fail(e);
                     (f.0, f.1, None)
                 })?;
-            let passed = validation.passed;
+            // A step that failed on the untouched tree too is recorded, never blamed.
+            let passed = !blamed(&validation, ending.baseline.as_ref());
             if let Some(last) = self.cycles.last_mut() {
                 last.validation = Some(validation.clone());
             }
@@ -826,6 +827,15 @@ impl Task<'_> {
     async fn review(&self, changed: &[ChangedFile]) -> Result<ReviewReport, ForgeError> {
         Ok(rules::review(changed))
     }
+}
+
+/// Whether a step fails now that passed (or did not run) before the task.
+fn blamed(validation: &ValidationReport, baseline: Option<&ValidationReport>) -> bool {
+    validation.failing().any(|step| {
+        baseline
+            .and_then(|b| b.steps.iter().find(|s| s.name == step.name))
+            .is_none_or(forge_domain::task::ValidationStep::passed)
+    })
 }
 
 fn kind_name(kind: CycleKind) -> &'static str {
