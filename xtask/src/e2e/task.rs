@@ -320,10 +320,7 @@ fn run_case(
             );
             let first = s("/cycles/0/session_id").to_owned();
             expect("a session id", !first.is_empty());
-            // gemini's resume continues the conversation under a fresh id (as in `run`).
-            if provider != "gemini" {
-                expect("same session resumed", s("/cycles/1/session_id") == first);
-            }
+            expect("same session resumed", s("/cycles/1/session_id") == first);
             expect(
                 "not a fresh session",
                 report.pointer("/cycles/1/fresh_session") != Some(&Value::Bool(true)),
@@ -534,11 +531,7 @@ fn run_and_kill(mut command: Command, repo: &Path, kill: Kill) -> anyhow::Result
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let signal = if kill == Kill::Hard {
-        "-KILL"
-    } else {
-        "-INT"
-    };
+    let signal = if kill == Kill::Hard { "-KILL" } else { "-INT" };
     let _ = Command::new("kill")
         .args([signal, &pid.to_string()])
         .status();
