@@ -102,6 +102,7 @@ fn main() {
             vcs: Arc::new(GitCli::new(runner)),
             index: Arc::new(FsRepoIndex::new()),
             files: Arc::new(FsFiles::new()),
+            redactor: Redactor::new(),
         },
     );
     let provider = ProviderId::new("echo").unwrap();

@@ -116,6 +116,7 @@ fn pipeline(agent_script: &Path, env: &[(&str, &str)]) -> TaskPipeline {
             vcs: Arc::new(GitCli::new(runner)),
             index: Arc::new(FsRepoIndex::new()),
             files: Arc::new(FsFiles::new()),
+            redactor: Redactor::new(),
         },
     )
 }

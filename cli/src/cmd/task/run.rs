@@ -34,6 +34,7 @@ pub fn task_ports(runner: Arc<dyn ProcessRunner>) -> TaskPorts {
         vcs: Arc::new(GitCli::new(runner)),
         index: Arc::new(FsRepoIndex::new()),
         files: Arc::new(FsFiles::new()),
+        redactor: compose::environment_redactor(),
     }
 }
 
