@@ -298,3 +298,56 @@ async fn a_url_is_cloned_into_the_cache_then_fetched() {
     assert_eq!(second.stop_reason, StopReason::Validated);
     assert_ne!(first.task_id, second.task_id);
 }
+
+/// The instruction file after a crash: the marker restores it byte for byte (`task gc`),
+/// removes a file forge created, and only drops the marker when the work tree is gone.
+#[tokio::test]
+async fn crash_markers_restore_instruction_files() {
+    use forge_app::task::guard_file::{install, restore_leftovers};
+    let files = FsFiles::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let tasks = root.join("repo/.forgecode/tasks");
+    // (tree has the file before?, tree still exists at gc time?, expected file afterwards)
+    let cases: &[(bool, bool, Option<&[u8]>)] = &[
+        (true, true, Some(ORIGINAL)),
+        (false, true, None),
+        (true, false, None),
+    ];
+    for (i, (existed, tree_left, _)) in cases.iter().enumerate() {
+        let tree = root.join(format!("tree{i}"));
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(tree.join(".git"), "gitdir: elsewhere\n").unwrap();
+        if *existed {
+            std::fs::write(tree.join("AGENTS.md"), ORIGINAL).unwrap();
+        }
+        let task_dir = tasks.join(format!("task-{i}"));
+        install(&files, &task_dir, &tree.join("AGENTS.md"), |original| {
+            let mut b = b"forge section\n".to_vec();
+            b.extend_from_slice(original.unwrap_or_default());
+            b
+        })
+        .await
+        .unwrap();
+        assert!(task_dir.join("guard.json").is_file());
+        if !tree_left {
+            std::fs::remove_dir_all(&tree).unwrap();
+        }
+    }
+    // forge was SIGKILLed: nothing restored yet. gc:
+    let restored = restore_leftovers(&files, &tasks).await.unwrap();
+    assert_eq!(restored.len(), 2, "{restored:?}");
+    for (i, (_, _, expected)) in cases.iter().enumerate() {
+        let tree = root.join(format!("tree{i}"));
+        assert_eq!(
+            std::fs::read(tree.join("AGENTS.md")).ok().as_deref(),
+            *expected,
+            "case {i}"
+        );
+        assert!(
+            !tasks.join(format!("task-{i}/guard.json")).exists(),
+            "case {i}"
+        );
+    }
+    assert!(restore_leftovers(&files, &tasks).await.unwrap().is_empty());
+}
