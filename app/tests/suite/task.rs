@@ -15,7 +15,7 @@ use forge_app::{CodeAgent, Runtime};
 use forge_domain::task::{StopReason, TaskLimits, TaskOutcome, TaskSpec, TaskStatus};
 use forge_domain::{ForgeError, ProviderId, Redactor};
 use forge_ports::{KillLadder, ProcessRunner, ProviderSettings};
-use forge_testkit::fakes::{RecordingLogger, RecordingMetrics, SequentialIds};
+use forge_testkit::fakes::{RecordingLogger, RecordingMetrics};
 
 use super::harness::registry;
 
@@ -91,7 +91,9 @@ fn pipeline(agent_script: &Path, env: &[(&str, &str)]) -> TaskPipeline {
         logger: Arc::new(RecordingLogger::default()),
         metrics: Arc::new(RecordingMetrics::default()),
         clock: Arc::new(forge_adapter_telemetry::SystemClock::new()),
-        ids: Arc::new(SequentialIds::default()),
+        // Unique ids: the process runner ends leftover processes by run id, so two tests
+        // must never share one.
+        ids: Arc::new(forge_adapter_telemetry::UuidV7Ids::new()),
     };
     let settings = ProviderSettings {
         binary: Some(agent_script.to_path_buf()),
@@ -185,6 +187,8 @@ async fn a_failing_first_change_is_corrected_in_the_same_session() {
     insta::with_settings!({filters => vec![
         (repo.as_str(), "[REPO]"),
         (r#""duration_ms": \d+"#, r#""duration_ms": "[ms]""#),
+        (r"task-[0-9a-f-]{36}", "task-[id]"),
+        (r#""run_id": "[0-9a-f-]{36}""#, r#""run_id": "[run id]""#),
     ]}, {
         insta::assert_json_snapshot!("task_report_fix_cycle", outcome);
     });
@@ -350,4 +354,33 @@ async fn crash_markers_restore_instruction_files() {
         );
     }
     assert!(restore_leftovers(&files, &tasks).await.unwrap().is_empty());
+}
+
+/// The `echo` CLI has no turn cap of its own: forge counts the tool calls live and stops
+/// the run when the cap is crossed, with Claude's stop reason.
+#[tokio::test]
+async fn a_turn_cap_is_enforced_live_for_a_cli_without_the_flag() {
+    let f = fixture();
+    let script = f.repo.parent().unwrap().join("busy.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat > /dev/null\necho 41 > answer.txt\necho '{\"type\":\"session\",\"id\":\"s-1\"}'\nfor i in 1 2 3 4 5 6 7 8 9; do echo \"{\\\"type\\\":\\\"tool\\\",\\\"id\\\":\\\"t$i\\\",\\\"name\\\":\\\"Bash\\\",\\\"input\\\":{}}\"; sleep 0.3; done\ntouch finished.txt\necho '{\"type\":\"result\",\"ok\":true,\"text\":\"done\"}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = pipeline(&script, &[]);
+    let mut req = request(&f.repo, test_step(), TaskLimits::default());
+    req.run_template.max_turns = Some(2);
+    let outcome = run(&p, req).await.unwrap();
+    assert_eq!(
+        (outcome.status, outcome.stop_reason),
+        (TaskStatus::Stopped, StopReason::MaxTurns)
+    );
+    assert_eq!(outcome.cycles.len(), 1, "{outcome:#?}");
+    let tree = PathBuf::from(&outcome.worktree);
+    assert!(
+        !tree.join("finished.txt").exists(),
+        "the run was stopped, not waited for"
+    );
+    assert_eq!(std::fs::read(tree.join("AGENTS.md")).unwrap(), ORIGINAL);
 }
