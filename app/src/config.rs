@@ -46,6 +46,7 @@ mod file;
 mod layer;
 mod pricing;
 mod source;
+mod task_file;
 
 pub use defaults::{DEFAULT_GLOBAL_TIMEOUT_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_PROVIDER, defaults};
 pub use effective::{EffectiveConfig, EffectiveProvider, merge};
@@ -55,6 +56,7 @@ pub use file::parse_file;
 pub use layer::{Layer, PartialConfig, PartialProvider};
 pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
 pub use source::{Source, Sourced};
+pub use task_file::{TaskConfig, ValidationConfig, parse_task_config};
 
 /// File name of the project configuration, looked up in the workdir.
 pub const PROJECT_FILE: &str = "forge.toml";

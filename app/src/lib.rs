@@ -14,6 +14,7 @@ pub mod orphans;
 mod rate_limit;
 pub mod registry;
 pub mod runtime;
+pub mod task;
 
 pub use agent::{CodeAgent, CodeAgentBuilder};
 pub use assemble::{AssembleInputs, assemble_result, decode_transcript};

@@ -6,6 +6,8 @@
 
 pub mod artifacts;
 pub mod clock;
+pub mod files;
+pub mod index;
 pub mod logger;
 pub mod metrics;
 pub mod process;
@@ -15,6 +17,8 @@ pub mod workspace;
 
 pub use artifacts::{ArtifactStore, RunArtifacts, RunRecord, RunSummary};
 pub use clock::{Clock, IdGenerator};
+pub use files::FileStore;
+pub use index::{EntryKind, IndexEntry, RepoIndexer};
 pub use logger::{Logger, RunLogger};
 pub use metrics::Metrics;
 pub use process::{
@@ -25,5 +29,5 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
-pub use vcs::Vcs;
+pub use vcs::{AddedLines, PathChange, PathChangeKind, Vcs, WorktreeInfo};
 pub use workspace::Workspace;

@@ -22,6 +22,7 @@ mod record;
 mod resume_cost;
 mod retry_events;
 mod server;
+pub mod task;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -67,6 +68,10 @@ struct Outcome {
 }
 
 pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
+    task::run_all(args, run_cases)
+}
+
+fn run_cases(args: &E2eArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let root = workspace_root();
     let suite = setup(&root, args.record, "work", false)?;

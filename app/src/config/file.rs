@@ -17,6 +17,9 @@ const GLOBAL_KEYS: &[&str] = &[
     "kill_grace_ms",
     "on_rate_limit",
     "providers",
+    // Read by `task_file::parse_task_config` (the task pipeline's sections).
+    "validation",
+    "task",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",

@@ -3,3 +3,4 @@ mod harness;
 mod rate_limit;
 mod run;
 mod stream_cancel;
+mod task;
