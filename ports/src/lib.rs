@@ -8,8 +8,10 @@ pub mod artifacts;
 pub mod clock;
 pub mod logger;
 pub mod metrics;
+pub mod notify;
 pub mod process;
 pub mod provider;
+pub mod store;
 pub mod vcs;
 pub mod workspace;
 
@@ -25,5 +27,7 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
+pub use notify::Notifier;
+pub use store::{DecideOutcome, TaskStore};
 pub use vcs::Vcs;
 pub use workspace::Workspace;
