@@ -6,6 +6,8 @@
 
 pub mod artifacts;
 pub mod clock;
+pub mod files;
+pub mod index;
 pub mod logger;
 pub mod metrics;
 pub mod notify;
@@ -17,6 +19,8 @@ pub mod workspace;
 
 pub use artifacts::{ArtifactStore, RunArtifacts, RunRecord, RunSummary};
 pub use clock::{Clock, IdGenerator};
+pub use files::FileStore;
+pub use index::{EntryKind, IndexEntry, RepoIndexer};
 pub use logger::{Logger, RunLogger};
 pub use metrics::Metrics;
 pub use process::{
@@ -29,5 +33,5 @@ pub use provider::{
 };
 pub use notify::Notifier;
 pub use store::{DecideOutcome, TaskStore};
-pub use vcs::Vcs;
+pub use vcs::{AddedLines, PathChange, PathChangeKind, Vcs, WorktreeInfo};
 pub use workspace::Workspace;

@@ -16,6 +16,9 @@ const GLOBAL_KEYS: &[&str] = &[
     "timeout_ms",
     "kill_grace_ms",
     "providers",
+    // Read by `task_file::parse_task_config` (the task pipeline's sections).
+    "validation",
+    "task",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",

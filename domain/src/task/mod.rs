@@ -3,6 +3,7 @@
 //! the stages lives in `forge-app`; here are only values and rules.
 
 pub mod change;
+pub mod classify;
 pub mod cycle;
 pub mod delivery;
 pub mod finding;
@@ -16,6 +17,7 @@ pub mod status;
 pub mod validation;
 
 pub use change::{ChangeKind, FileChange};
+pub use classify::{choose_model, classify};
 pub use cycle::{Cycle, CycleKind};
 pub use delivery::{Delivery, DeliveryDecision, NotificationResult};
 pub use finding::{Finding, ReviewReport, Severity};
