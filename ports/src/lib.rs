@@ -23,6 +23,7 @@ pub use files::FileStore;
 pub use index::{EntryKind, IndexEntry, RepoIndexer};
 pub use logger::{Logger, RunLogger};
 pub use metrics::Metrics;
+pub use notify::Notifier;
 pub use process::{
     CapturedOutput, EnvSpec, FileSource, Invocation, KillLadder, PreparedFile, ProcessExit,
     ProcessKiller, ProcessRunner, RunningProcess, SpawnOptions, StdoutItem,
@@ -31,7 +32,6 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
-pub use notify::Notifier;
 pub use store::{DecideOutcome, TaskStore};
-pub use vcs::{AddedLines, PathChange, PathChangeKind, Vcs, WorktreeInfo};
+pub use vcs::{AddedLines, CommitAuthor, PathChange, PathChangeKind, Vcs, WorktreeInfo};
 pub use workspace::Workspace;

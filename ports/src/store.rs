@@ -46,8 +46,11 @@ pub trait TaskStore: Send + Sync {
     ///
     /// # Errors
     /// [`ForgeError::Io`] as for [`TaskStore::save_task`].
-    async fn save_change(&self, change: &CodeChange, audit: &[AuditEntry])
-    -> Result<(), ForgeError>;
+    async fn save_change(
+        &self,
+        change: &CodeChange,
+        audit: &[AuditEntry],
+    ) -> Result<(), ForgeError>;
 
     /// The task's code change, `None` when there is none.
     ///

@@ -37,7 +37,9 @@ impl WebhookNotifier {
         })?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(ForgeError::InvalidRequest {
-                reason: format!("[delivery] webhook_url {url:?}: only http and https are supported"),
+                reason: format!(
+                    "[delivery] webhook_url {url:?}: only http and https are supported"
+                ),
             });
         }
         let client = reqwest::Client::builder()

@@ -87,7 +87,11 @@ mod tests {
     fn migrations_are_numbered_in_order_like_their_files() {
         for (i, m) in MIGRATIONS.iter().enumerate() {
             assert_eq!(m.version as usize, i + 1);
-            assert!(m.name.starts_with(&format!("{:03}_", m.version)), "{}", m.name);
+            assert!(
+                m.name.starts_with(&format!("{:03}_", m.version)),
+                "{}",
+                m.name
+            );
         }
     }
 }

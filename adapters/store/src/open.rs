@@ -14,12 +14,8 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(crate) fn open(path: &Path, busy: Duration, now_ms: u64) -> Result<Connection, ForgeError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            ForgeError::io(
-                format!("task store: creating {}", dir.display()),
-                e,
-            )
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ForgeError::io(format!("task store: creating {}", dir.display()), e))?;
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE

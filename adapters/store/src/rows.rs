@@ -41,7 +41,11 @@ impl Reader<'_> {
     fn text(&mut self) -> Result<String, ForgeError> {
         match self.next() {
             rusqlite::types::Value::Text(s) => Ok(s),
-            other => Err(bad_row(self.path, self.what, format!("expected text, found {other:?}"))),
+            other => Err(bad_row(
+                self.path,
+                self.what,
+                format!("expected text, found {other:?}"),
+            )),
         }
     }
 
@@ -49,14 +53,22 @@ impl Reader<'_> {
         match self.next() {
             rusqlite::types::Value::Null => Ok(None),
             rusqlite::types::Value::Text(s) => Ok(Some(s)),
-            other => Err(bad_row(self.path, self.what, format!("expected text, found {other:?}"))),
+            other => Err(bad_row(
+                self.path,
+                self.what,
+                format!("expected text, found {other:?}"),
+            )),
         }
     }
 
     fn int(&mut self) -> Result<i64, ForgeError> {
         match self.next() {
             rusqlite::types::Value::Integer(i) => Ok(i),
-            other => Err(bad_row(self.path, self.what, format!("expected an integer, found {other:?}"))),
+            other => Err(bad_row(
+                self.path,
+                self.what,
+                format!("expected an integer, found {other:?}"),
+            )),
         }
     }
 
@@ -64,18 +76,24 @@ impl Reader<'_> {
         match self.next() {
             rusqlite::types::Value::Null => Ok(None),
             rusqlite::types::Value::Integer(i) => Ok(Some(i)),
-            other => Err(bad_row(self.path, self.what, format!("expected an integer, found {other:?}"))),
+            other => Err(bad_row(
+                self.path,
+                self.what,
+                format!("expected an integer, found {other:?}"),
+            )),
         }
     }
 
     fn ms(&mut self) -> Result<u64, ForgeError> {
         let value = self.int()?;
-        u64::try_from(value).map_err(|_| bad_row(self.path, self.what, format!("negative time {value}")))
+        u64::try_from(value)
+            .map_err(|_| bad_row(self.path, self.what, format!("negative time {value}")))
     }
 
     fn score(&mut self) -> Result<u8, ForgeError> {
         let value = self.int()?;
-        u8::try_from(value).map_err(|_| bad_row(self.path, self.what, format!("risk score {value}")))
+        u8::try_from(value)
+            .map_err(|_| bad_row(self.path, self.what, format!("risk score {value}")))
     }
 
     fn task_id(&mut self) -> Result<TaskId, ForgeError> {
@@ -150,9 +168,7 @@ pub(crate) fn approval_from(path: &Path, raw: Raw) -> Result<Approval, ForgeErro
         reasons: r.list()?,
         files: r.list()?,
         requested_at_ms: r.ms()?,
-        decided_at_ms: r
-            .opt_int()?
-            .map(|v| u64::try_from(v).unwrap_or_default()),
+        decided_at_ms: r.opt_int()?.map(|v| u64::try_from(v).unwrap_or_default()),
         decided_by: r.opt_text()?,
         reason: r.opt_text()?,
     })

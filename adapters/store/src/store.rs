@@ -16,8 +16,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 use crate::error::store_error;
 use crate::rows::{
-    APPROVAL_COLUMNS, AUDIT_COLUMNS, CHANGE_COLUMNS, Raw, TASK_COLUMNS, approval_from,
-    audit_from, change_from, int, list_json, notification_from, raw, task_from,
+    APPROVAL_COLUMNS, AUDIT_COLUMNS, CHANGE_COLUMNS, Raw, TASK_COLUMNS, approval_from, audit_from,
+    change_from, int, list_json, notification_from, raw, task_from,
 };
 
 /// A handle on the database; cheap to clone (one connection behind a mutex, used from a
@@ -145,7 +145,9 @@ impl SqliteStore {
             let fail = |e: rusqlite::Error| store_error(path, &context, &e);
             let mut stmt = conn.prepare_cached(&sql).map_err(fail)?;
             let rows = stmt
-                .query_map(rusqlite::params_from_iter(args.iter()), |row| raw(row, width))
+                .query_map(rusqlite::params_from_iter(args.iter()), |row| {
+                    raw(row, width)
+                })
                 .map_err(fail)?;
             let mut out = Vec::new();
             for row in rows {
@@ -213,15 +215,20 @@ impl TaskStore for SqliteStore {
     async fn task(&self, id: &TaskId) -> Result<Option<TaskRecord>, ForgeError> {
         let sql = format!("SELECT {TASK_COLUMNS} FROM tasks WHERE task_id = ?1");
         let rows = self
-            .read_all(format!("reading task {id}"), sql, vec![id.to_string()], 10, task_from)
+            .read_all(
+                format!("reading task {id}"),
+                sql,
+                vec![id.to_string()],
+                10,
+                task_from,
+            )
             .await?;
         Ok(rows.into_iter().next())
     }
 
     async fn tasks(&self) -> Result<Vec<TaskRecord>, ForgeError> {
-        let sql = format!(
-            "SELECT {TASK_COLUMNS} FROM tasks ORDER BY created_at_ms DESC, task_id DESC"
-        );
+        let sql =
+            format!("SELECT {TASK_COLUMNS} FROM tasks ORDER BY created_at_ms DESC, task_id DESC");
         self.read_all("listing tasks".into(), sql, vec![], 10, task_from)
             .await
     }
@@ -407,7 +414,13 @@ impl TaskStore for SqliteStore {
             tx.execute(
                 "INSERT INTO notifications (approval_id, channel, ok, error, at_ms) \
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![approval.as_str(), result.channel, result.ok, result.error, int(at_ms)],
+                params![
+                    approval.as_str(),
+                    result.channel,
+                    result.ok,
+                    result.error,
+                    int(at_ms)
+                ],
             )
             .map_err(|e| store_error(path, &context, &e))?;
             append_all(tx, path, &audit)
@@ -433,9 +446,10 @@ impl TaskStore for SqliteStore {
 
     async fn append_audit(&self, entry: &AuditEntry) -> Result<u64, ForgeError> {
         let entry = entry.clone();
-        self.write(format!("auditing task {}", entry.task_id), move |tx, path| {
-            append(tx, path, &entry)
-        })
+        self.write(
+            format!("auditing task {}", entry.task_id),
+            move |tx, path| append(tx, path, &entry),
+        )
         .await
     }
 

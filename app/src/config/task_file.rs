@@ -118,7 +118,9 @@ pub fn parse_task_config(text: &str, path: &Path) -> Result<TaskConfig, ConfigEr
             Some(Value::Integer(i)) if (0..=1_000_000).contains(i) => {
                 f64::from(u32::try_from(*i).unwrap_or(0))
             }
-            Some(v) => return Err(r.wrong("task", "max_total_cost_usd", "a non-negative number", v)),
+            Some(v) => {
+                return Err(r.wrong("task", "max_total_cost_usd", "a non-negative number", v));
+            }
         };
         limits.timeout_ms = r.positive(t, "task", "timeout_ms")?.unwrap_or(d.timeout_ms);
         limits.risk_threshold = match r.integer(t, "task", "risk_threshold", 0, 10)? {
@@ -166,7 +168,10 @@ impl Reader<'_> {
                 }
                 Ok(Some(t))
             }
-            Some(v) => Err(self.err(name.to_owned(), format!("expected a table, found {}", v.type_str()))),
+            Some(v) => Err(self.err(
+                name.to_owned(),
+                format!("expected a table, found {}", v.type_str()),
+            )),
         }
     }
 
@@ -236,11 +241,15 @@ mod tests {
     fn sections_parse_and_bad_values_are_named() {
         check(
             "",
-            Ok("TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: None, worktree_root: None }"),
+            Ok(
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: None, worktree_root: None }",
+            ),
         );
         check(
             "[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 5000\n[task]\nmax_cycles = 2\nmax_total_cost_usd = 1\nmax_review_cycles = 0\ninstructions = \"be brief\"\n",
-            Ok("TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: Some(\"be brief\"), worktree_root: None }"),
+            Ok(
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: Some(\"be brief\"), worktree_root: None }",
+            ),
         );
         let got = parse_task_config("[validation]\ntests = \"x\"\n", Path::new("/w/forge.toml"));
         assert!(got.is_err_and(|e| e.to_string().contains("validation.tests")));
@@ -249,7 +258,10 @@ mod tests {
             ("[validation]\ntest = 3\n", "validation.test"),
             ("[task]\nmax_cycles = 0\n", "task.max_cycles"),
             ("[task]\nrisk_threshold = 11\n", "task.risk_threshold"),
-            ("[task]\nmax_total_cost_usd = -1.0\n", "task.max_total_cost_usd"),
+            (
+                "[task]\nmax_total_cost_usd = -1.0\n",
+                "task.max_total_cost_usd",
+            ),
             ("task = 1\n", "task"),
         ] {
             let got = parse_task_config(text, Path::new("/w/forge.toml"));

@@ -27,11 +27,7 @@ impl CommitMessage<'_> {
     /// `<type>: <title>`, a blank line, the summary, a blank line, the trailer. The subject
     /// is one line (newlines in the title become spaces) of at most 72 characters.
     pub fn render(&self) -> String {
-        let title: String = self
-            .title
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let title: String = self.title.split_whitespace().collect::<Vec<_>>().join(" ");
         let subject = crate::error::excerpt(&format!("{}: {}", self.task_type, title), 72);
         let mut text = subject;
         text.push_str("\n\n");

@@ -12,10 +12,10 @@ pub mod message;
 pub mod notice;
 pub mod record;
 
+pub use crate::task::NotificationResult;
 pub use approval::{Approval, ApprovalId, ApprovalState, Decision};
 pub use audit::{AuditAction, AuditEntry};
 pub use gate::{DEFAULT_RISK_THRESHOLD, Gate, gate};
 pub use message::{CommitMessage, TRAILER, task_id_from_message};
 pub use notice::ApprovalNotice;
-pub use crate::task::NotificationResult;
 pub use record::{CodeChange, TaskRecord};
