@@ -77,6 +77,22 @@ impl ValidationReport {
     pub fn failing(&self) -> impl Iterator<Item = &ValidationStep> {
         self.steps.iter().filter(|s| !s.passed())
     }
+
+    /// The failing steps the change is to blame for: those that did not already fail on the
+    /// untouched worktree (`baseline`).
+    pub fn regressions<'a>(
+        &'a self,
+        baseline: Option<&'a ValidationReport>,
+    ) -> impl Iterator<Item = &'a ValidationStep> + 'a {
+        self.failing()
+            .filter(move |s| !baseline.is_some_and(|b| b.failing().any(|f| f.name == s.name)))
+    }
+
+    /// Passed, or fails only where the baseline already failed: what the correction loop
+    /// treats as passing.
+    pub fn passes_against(&self, baseline: Option<&ValidationReport>) -> bool {
+        self.regressions(baseline).next().is_none()
+    }
 }
 
 #[cfg(test)]
@@ -112,6 +128,41 @@ mod tests {
             let r = ValidationReport::from_steps(steps);
             assert_eq!(r.passed, passed, "{r:?}");
             assert_eq!(r.failing().count() == 0, passed);
+        }
+    }
+
+    #[test]
+    fn only_steps_the_baseline_passed_are_regressions() {
+        let report = |failing: &[StepName]| {
+            ValidationReport::from_steps(
+                [StepName::Build, StepName::Test]
+                    .into_iter()
+                    .map(|n| step(n, Some(i32::from(failing.contains(&n))), false))
+                    .collect(),
+            )
+        };
+        for (now, base, expected) in [
+            (report(&[StepName::Test]), None, vec![StepName::Test]),
+            (
+                report(&[StepName::Test]),
+                Some(report(&[])),
+                vec![StepName::Test],
+            ),
+            (
+                report(&[StepName::Test]),
+                Some(report(&[StepName::Test])),
+                vec![],
+            ),
+            (
+                report(&[StepName::Build, StepName::Test]),
+                Some(report(&[StepName::Test])),
+                vec![StepName::Build],
+            ),
+            (report(&[]), Some(report(&[StepName::Test])), vec![]),
+        ] {
+            let got: Vec<StepName> = now.regressions(base.as_ref()).map(|s| s.name).collect();
+            assert_eq!(got, expected);
+            assert_eq!(now.passes_against(base.as_ref()), expected.is_empty());
         }
     }
 }
