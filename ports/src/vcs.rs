@@ -157,6 +157,8 @@ pub struct PathChange {
     pub kind: PathChangeKind,
     pub added: u64,
     pub removed: u64,
+    /// Size of the file in the work tree now; `None` when deleted or unreadable.
+    pub size: Option<u64>,
 }
 
 /// The lines added to one file: (line number in the new file, text without the newline).

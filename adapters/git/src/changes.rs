@@ -43,6 +43,7 @@ pub(crate) async fn changes(git: &GitCli, dir: &Path) -> Result<Vec<PathChange>,
                 kind,
                 added: 0,
                 removed: 0,
+                size: None,
             },
         );
     }
@@ -64,10 +65,19 @@ pub(crate) async fn changes(git: &GitCli, dir: &Path) -> Result<Vec<PathChange>,
                 kind: PathChangeKind::Added,
                 added,
                 removed: 0,
+                size: None,
             },
         );
     }
-    Ok(by_path.into_values().collect())
+    let mut found: Vec<PathChange> = by_path.into_values().collect();
+    for change in &mut found {
+        if change.kind != PathChangeKind::Deleted {
+            change.size = std::fs::symlink_metadata(dir.join(&change.path))
+                .ok()
+                .map(|m| m.len());
+        }
+    }
+    Ok(found)
 }
 
 pub(crate) async fn added_lines(git: &GitCli, dir: &Path) -> Result<Vec<AddedLines>, ForgeError> {

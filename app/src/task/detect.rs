@@ -73,7 +73,10 @@ pub const PROJECT_FILES: &[&str] = &[
 ];
 
 /// The plan for a project whose [`PROJECT_FILES`] hold `files` (name → text).
-pub fn plan_validation(config: &ValidationConfig, files: &BTreeMap<String, String>) -> ValidationPlan {
+pub fn plan_validation(
+    config: &ValidationConfig,
+    files: &BTreeMap<String, String>,
+) -> ValidationPlan {
     if config.any_set() {
         let steps = [
             (StepName::Install, &config.install),
@@ -181,7 +184,11 @@ fn make_targets(text: &str) -> Vec<String> {
             if rest.starts_with('=') {
                 return None;
             }
-            Some(head.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            Some(
+                head.split_whitespace()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>(),
+            )
         })
         .flatten()
         .collect()
@@ -197,7 +204,16 @@ pub fn program_of(command: &str) -> Option<&str> {
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '+'));
     let keyword = matches!(
         first,
-        "if" | "for" | "while" | "case" | "exec" | "cd" | "export" | "set" | "true" | "false" | "test"
+        "if" | "for"
+            | "while"
+            | "case"
+            | "exec"
+            | "cd"
+            | "export"
+            | "set"
+            | "true"
+            | "false"
+            | "test"
     );
     (plain && !keyword).then_some(first)
 }
@@ -236,7 +252,10 @@ mod tests {
         check(
             &none,
             &[
-                ("package.json", r#"{"scripts": {"test": "jest", "lint": "eslint .", "start": "x"}}"#),
+                (
+                    "package.json",
+                    r#"{"scripts": {"test": "jest", "lint": "eslint .", "start": "x"}}"#,
+                ),
                 ("package-lock.json", "{}"),
             ],
             "detected from package.json: install=npm ci; lint=npm run lint; test=npm run test",
@@ -252,7 +271,11 @@ mod tests {
             "detected from pyproject.toml: test=python -m pytest",
         );
         // Look-alike: a pyproject without pytest is no pytest project.
-        check(&none, &[("pyproject.toml", "[project]\nname='x'\n")], "none found: ");
+        check(
+            &none,
+            &[("pyproject.toml", "[project]\nname='x'\n")],
+            "none found: ",
+        );
         check(
             &none,
             &[("setup.cfg", "[tool:pytest]\n")],
@@ -260,11 +283,18 @@ mod tests {
         );
         check(
             &none,
-            &[("Makefile", "CC := gcc\nbuild: main.o\n\tcc\ntest: build\n\t./t\n# lint:\n")],
+            &[(
+                "Makefile",
+                "CC := gcc\nbuild: main.o\n\tcc\ntest: build\n\t./t\n# lint:\n",
+            )],
             "detected from Makefile: build=make build; test=make test",
         );
         // Look-alike: variable assignments and comments are no targets.
-        check(&none, &[("Makefile", "test := 1\n# build:\n")], "none found: ");
+        check(
+            &none,
+            &[("Makefile", "test := 1\n# build:\n")],
+            "none found: ",
+        );
         let configured = ValidationConfig {
             test: Some("sh test.sh".into()),
             ..ValidationConfig::default()

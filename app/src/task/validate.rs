@@ -174,8 +174,11 @@ impl Tail {
     }
 
     fn push(&mut self, line: &str) {
-        let line = if line.len() > self.cap {
-            let mut start = line.len() - self.cap;
+        // One byte of the cap is the line's newline.
+        let keep = self.cap.saturating_sub(1);
+        let line = if line.len() > keep {
+            self.dropped = true;
+            let mut start = line.len() - keep;
             while !line.is_char_boundary(start) {
                 start += 1;
             }
@@ -212,7 +215,7 @@ mod tests {
 
     #[test]
     fn tail_keeps_the_last_lines_within_the_cap() {
-        let mut tail = Tail::new(10);
+        let mut tail = Tail::new(12);
         for line in ["one", "two", "three", "four"] {
             tail.push(line);
         }
@@ -223,6 +226,6 @@ mod tests {
         assert_eq!(short.text(), "a\nb");
         let mut long = Tail::new(4);
         long.push("abcdefgh");
-        assert_eq!(long.text(), "efgh");
+        assert_eq!(long.text(), "…\nfgh");
     }
 }
