@@ -19,6 +19,9 @@ const GLOBAL_KEYS: &[&str] = &[
     // Read by `task_file::parse_task_config` (the task pipeline's sections).
     "validation",
     "task",
+    // Read by `delivery_file::parse_delivery_config`.
+    "delivery",
+    "store",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",

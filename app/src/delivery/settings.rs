@@ -1,0 +1,52 @@
+//! What delivery is built from.
+
+use std::sync::Arc;
+
+use forge_domain::delivery::DEFAULT_RISK_THRESHOLD;
+use forge_ports::{Clock, CommitAuthor, FileStore, Notifier, TaskStore, Vcs};
+
+/// The ports delivery works through.
+#[derive(Clone)]
+pub struct DeliveryPorts {
+    pub store: Arc<dyn TaskStore>,
+    pub vcs: Arc<dyn Vcs>,
+    /// For the task's `report.json` (kept in step with the store so `task gc` sees a
+    /// pending approval).
+    pub files: Arc<dyn FileStore>,
+    /// Every configured channel; none is fine (the approval is stored all the same).
+    pub notifiers: Vec<Arc<dyn Notifier>>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// `[delivery]` as the use case needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliverySettings {
+    /// Risk below it commits; at or above it waits for approval.
+    pub risk_threshold: u8,
+    pub push: bool,
+    pub remote: String,
+    /// `None`: git's configured identity.
+    pub author: Option<CommitAuthor>,
+    /// A template with `{type}`, `{title}`, `{summary}`, `{task_id}`; `None`: forge's
+    /// default. The `Forge-Task` trailer is always appended.
+    pub message: Option<String>,
+    /// Remove the work tree once the change is committed or rejected (the branch stays when
+    /// committed).
+    pub cleanup: bool,
+    /// Who the audit log names for this process's decisions (`$USER`, or `forge`).
+    pub actor: String,
+}
+
+impl Default for DeliverySettings {
+    fn default() -> Self {
+        Self {
+            risk_threshold: DEFAULT_RISK_THRESHOLD,
+            push: false,
+            remote: "origin".to_owned(),
+            author: None,
+            message: None,
+            cleanup: true,
+            actor: "forge".to_owned(),
+        }
+    }
+}
