@@ -66,6 +66,9 @@ pub enum Command {
     /// The scripted fake model server the real CLIs can be pointed at (offline testing)
     #[command(subcommand)]
     FakeModel(crate::cmd::fake_model::FakeModelCommand),
+    /// Guarded tasks: a task in, a validated, reviewed, risk-scored change out
+    #[command(subcommand)]
+    Task(crate::cmd::task::TaskCmd),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for

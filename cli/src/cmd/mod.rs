@@ -9,6 +9,7 @@ mod events;
 pub(crate) mod fake_model;
 mod run;
 mod runs;
+pub(crate) mod task;
 mod time;
 
 use crate::args::{Cli, Command, ConfigCommand};
@@ -43,6 +44,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Events(args) => events::run(&args),
         Command::Demo(args) => demo::run(args).await,
         Command::FakeModel(command) => fake_model::run(command).await,
+        Command::Task(command) => task::run(command).await,
         Command::Completions { .. } | Command::Config(_) => Ok(0),
     }
 }
