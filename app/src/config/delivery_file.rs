@@ -11,6 +11,7 @@
 //! telegram_chat_id = "-1001234"                       # + TELEGRAM_BOT_TOKEN
 //! telegram_api_base = "https://api.telegram.org"
 //! cleanup = true                 # remove the work tree once delivered (branch kept)
+//! reconcile_grace_ms = 60000     # on start, repair tasks untouched for this long
 //!
 //! [store]
 //! url = "sqlite://.forgecode/forge.db"   # relative to the repository; the default
@@ -32,6 +33,7 @@ const DELIVERY_KEYS: &[&str] = &[
     "telegram_chat_id",
     "telegram_api_base",
     "cleanup",
+    "reconcile_grace_ms",
 ];
 const STORE_KEYS: &[&str] = &["url"];
 
@@ -54,6 +56,8 @@ pub struct DeliveryConfig {
     pub telegram_api_base: String,
     pub cleanup: bool,
     pub store_url: Option<String>,
+    /// `None`: the use case's default (a minute).
+    pub reconcile_grace_ms: Option<u64>,
 }
 
 impl Default for DeliveryConfig {
@@ -69,6 +73,7 @@ impl Default for DeliveryConfig {
             telegram_api_base: DEFAULT_TELEGRAM_API_BASE.to_owned(),
             cleanup: true,
             store_url: None,
+            reconcile_grace_ms: None,
         }
     }
 }
@@ -141,6 +146,16 @@ pub fn parse_delivery_config(text: &str, path: &Path) -> Result<DeliveryConfig, 
             })?),
         };
         config.message = text("message")?;
+        config.reconcile_grace_ms = match d.get("reconcile_grace_ms") {
+            None => None,
+            Some(Value::Integer(i)) if *i >= 0 => u64::try_from(*i).ok(),
+            Some(v) => {
+                return Err(err(
+                    "delivery.reconcile_grace_ms",
+                    format!("expected a non-negative integer, found {v}"),
+                ));
+            }
+        };
         config.webhook_url = text("webhook_url")?;
         config.telegram_chat_id = match d.get("telegram_chat_id") {
             // Chat ids are numbers; accept them written as one.
@@ -216,7 +231,7 @@ mod tests {
             "[delivery]\nrisk_threshold = 5\npush = true\nremote = \"up\"\n\
              author = \"Forge Bot <forge@x.invalid>\"\nmessage = \"{type}: {title}\"\n\
              webhook_url = \"http://127.0.0.1:9/h\"\ntelegram_chat_id = -100123\n\
-             telegram_api_base = \"http://127.0.0.1:8\"\ncleanup = false\n\
+             telegram_api_base = \"http://127.0.0.1:8\"\ncleanup = false\nreconcile_grace_ms = 0\n\
              [store]\nurl = \"sqlite:///tmp/f.db\"\n",
         )
         .unwrap();
@@ -233,6 +248,7 @@ mod tests {
                 telegram_api_base: "http://127.0.0.1:8".into(),
                 cleanup: false,
                 store_url: Some("sqlite:///tmp/f.db".into()),
+                reconcile_grace_ms: Some(0),
             }
         );
     }

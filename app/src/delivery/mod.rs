@@ -22,7 +22,7 @@ mod settings;
 pub use decide::Approved;
 pub use error::DeliveryError;
 pub use reconcile::ReconcileReport;
-pub use settings::{DeliveryPorts, DeliverySettings};
+pub use settings::{DEFAULT_RECONCILE_GRACE_MS, DeliveryPorts, DeliverySettings};
 
 use std::path::{Path, PathBuf};
 

@@ -14,7 +14,8 @@ pub struct ReconcileReport {
 }
 
 impl Delivery {
-    /// Walks the stored tasks that are mid-delivery:
+    /// Walks the stored tasks that are mid-delivery and untouched for the grace period
+    /// (a younger row may be another forge's work in progress):
     /// - `validated` with a commit carrying its `Forge-Task` trailer (killed between the
     ///   commit and the store write) → recorded as committed; without one → the gate runs
     ///   again;
@@ -26,7 +27,11 @@ impl Delivery {
     /// [`DeliveryError::Forge`] when the store or git fails.
     pub async fn reconcile(&self) -> Result<ReconcileReport, DeliveryError> {
         let mut report = ReconcileReport::default();
+        let now = self.now();
         for record in self.ports.store.tasks().await? {
+            if now.saturating_sub(record.updated_at_ms) < self.settings.reconcile_grace_ms {
+                continue;
+            }
             match record.status {
                 TaskStatus::Validated => {
                     let (_, outcome) = self.load(&record.task_id).await?;

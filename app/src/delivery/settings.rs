@@ -35,7 +35,14 @@ pub struct DeliverySettings {
     pub cleanup: bool,
     /// Who the audit log names for this process's decisions (`$USER`, or `forge`).
     pub actor: String,
+    /// Reconciliation leaves alone a task whose row changed more recently than this: it may
+    /// be another forge delivering it right now.
+    pub reconcile_grace_ms: u64,
 }
+
+/// A delivery step takes seconds (a commit, a push, a notice with retries); a row untouched
+/// for a minute belongs to a process that is gone.
+pub const DEFAULT_RECONCILE_GRACE_MS: u64 = 60_000;
 
 impl Default for DeliverySettings {
     fn default() -> Self {
@@ -47,6 +54,7 @@ impl Default for DeliverySettings {
             message: None,
             cleanup: true,
             actor: "forge".to_owned(),
+            reconcile_grace_ms: DEFAULT_RECONCILE_GRACE_MS,
         }
     }
 }

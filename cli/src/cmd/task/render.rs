@@ -55,17 +55,24 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
     let _ = writeln!(s, "work tree {}", o.worktree);
     if let Some(baseline) = o.baseline.as_ref().filter(|b| !b.passed) {
         let failing: Vec<_> = baseline.failing().map(|st| st.name.as_str()).collect();
-        let _ = writeln!(s, "baseline already failing: {} (not blamed on the agent)", failing.join(", "));
+        let _ = writeln!(
+            s,
+            "baseline already failing: {} (not blamed on the agent)",
+            failing.join(", ")
+        );
     }
     for (i, c) in o.cycles.iter().enumerate() {
-        let validation = c.validation.as_ref().map_or("not validated".to_owned(), |v| {
-            if v.passed {
-                "validation passed".to_owned()
-            } else {
-                let failing: Vec<_> = v.failing().map(|st| st.name.as_str()).collect();
-                format!("validation failed: {}", failing.join(", "))
-            }
-        });
+        let validation = c
+            .validation
+            .as_ref()
+            .map_or("not validated".to_owned(), |v| {
+                if v.passed {
+                    "validation passed".to_owned()
+                } else {
+                    let failing: Vec<_> = v.failing().map(|st| st.name.as_str()).collect();
+                    format!("validation failed: {}", failing.join(", "))
+                }
+            });
         let _ = writeln!(
             s,
             "  cycle {} {:?} ${:.4} · {validation}",
@@ -77,7 +84,14 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
     if !o.files.is_empty() {
         let _ = writeln!(s, "files:");
         for f in &o.files {
-            let _ = writeln!(s, "  {} {} (+{} -{})", f.change.as_str(), f.path, f.added, f.removed);
+            let _ = writeln!(
+                s,
+                "  {} {} (+{} -{})",
+                f.change.as_str(),
+                f.path,
+                f.added,
+                f.removed
+            );
         }
     }
     for f in &o.review.findings {
@@ -100,7 +114,12 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
             format!(": {}", o.risk.reasons.join("; "))
         }
     );
-    let _ = writeln!(s, "cost ${:.4} · {:.1}s", o.cost_usd, o.duration_ms as f64 / 1000.0);
+    let _ = writeln!(
+        s,
+        "cost ${:.4} · {:.1}s",
+        o.cost_usd,
+        o.duration_ms as f64 / 1000.0
+    );
     if let Some(e) = &o.error {
         let _ = writeln!(s, "error: {e}");
     }

@@ -116,12 +116,20 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let _ = printer.await;
     watcher.abort();
     let outcome = result.map_err(failure_of)?;
+    // Delivery (store, gate, commit/push or approval) for a local repository.
+    let outcome = match (is_url, args.no_deliver) {
+        (false, false) => super::records::deliver(&flags.workdir, outcome, args.push).await?,
+        _ => outcome,
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         let _ = write_json_pretty(&mut out, &outcome);
     } else {
         let style = Style::detect(std::io::stdout().is_terminal());
         let _ = out.write_all(render::report(&outcome, style).as_bytes());
+        if outcome.delivery.is_some() {
+            let _ = out.write_all(crate::cmd::delivery::delivery_text(&outcome).as_bytes());
+        }
     }
     Ok(exit_code(&outcome))
 }
@@ -154,6 +162,9 @@ fn failure_of(e: ForgeError) -> Failure {
 
 /// The exit code of an outcome (see `TASK_EXIT_CODES`).
 pub fn exit_code(outcome: &TaskOutcome) -> u8 {
+    if outcome.status == forge_domain::task::TaskStatus::PendingApproval {
+        return super::records::HELD_FOR_APPROVAL;
+    }
     match outcome.stop_reason {
         StopReason::Validated | StopReason::ReviewFindings => exit::SUCCESS,
         StopReason::Timeout => exit::TIMEOUT,
