@@ -20,6 +20,7 @@ mod check;
 mod install;
 mod record;
 mod server;
+pub mod task;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -65,6 +66,10 @@ struct Outcome {
 }
 
 pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
+    task::run_all(args, run_cases)
+}
+
+fn run_cases(args: &E2eArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let root = workspace_root();
     let suite = setup(&root, args.record, "work", false)?;

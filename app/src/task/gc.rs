@@ -21,7 +21,7 @@ pub struct GcReport {
 }
 
 /// Cleans the repository at `repo` (its work-tree root: `root`, default
-/// `.forgecode/worktrees`).
+/// `.forgecode/worktrees`); `keep_worktrees`: only restore instruction files.
 ///
 /// # Errors
 /// [`ForgeError::Io`] when a marker, file or work tree cannot be handled.
@@ -29,6 +29,7 @@ pub async fn gc(
     ports: &TaskPorts,
     repo: &Path,
     root: Option<&Path>,
+    keep_worktrees: bool,
 ) -> Result<GcReport, ForgeError> {
     let mut report = GcReport {
         restored: guard_file::restore_leftovers(ports.files.as_ref(), &repo.join(TASKS_DIR))
@@ -51,7 +52,7 @@ pub async fn gc(
                 .is_ok_and(|o| o.status == TaskStatus::PendingApproval),
             None => false,
         };
-        if pending {
+        if pending || keep_worktrees {
             report.kept_worktrees.push(tree.path);
         } else {
             ports.vcs.remove_worktree(repo, &tree.path).await?;

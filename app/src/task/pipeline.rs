@@ -23,7 +23,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::agent_run::{Enforce, run_agent};
 use super::artifacts::{TASKS_DIR, TaskDir};
-use super::context::{ContextPart, INDEX_CAP, INDEX_LIMIT, index_summary};
+use super::context::{ContextPart, INDEX_CAP, INDEX_LIMIT};
 use super::detect::{PROJECT_FILES, ValidationPlan, plan_validation};
 use super::guard_file::{self, Guard};
 use super::request::{Stage, TaskProgress, TaskRequest};
@@ -436,7 +436,7 @@ impl Task<'_> {
         let last_validation = self.cycles.iter().rev().find_map(|c| c.validation.as_ref());
         let risk = rules::risk(
             &ending.review,
-            &ending.changed,
+            &files,
             last_validation,
             ending.baseline.as_ref(),
         );
@@ -527,7 +527,7 @@ impl Task<'_> {
                 .await
             {
                 Ok(entries) => {
-                    let summary = index_summary(&entries, INDEX_CAP);
+                    let summary = rules::index_summary(&entries, INDEX_CAP);
                     let p = part("index", clock.monotonic_ms() - t, summary.len(), None);
                     (Some(summary), p)
                 }
@@ -581,12 +581,21 @@ impl Task<'_> {
 
         // Stage 5: the instruction file.
         report.stage(Stage::Instructions, 0.0, "");
-        let name = rules::instruction_file_name(self.req.provider.as_str());
+        let name = rules::instruction_file_name(&self.req.provider);
         let path = self.worktree.join(name);
+        let commands: Vec<_> = self
+            .plan
+            .steps
+            .iter()
+            .map(|s| (s.name, s.command.clone()))
+            .collect();
         let inputs = InstructionInputs {
             task_type,
             spec: &self.req.spec,
+            file_name: name,
+            branch: &self.branch,
             index: index.as_deref(),
+            validation: &commands,
             baseline: Some(&baseline),
         };
         let installed = guard_file::install(self.files(), &self.dir.dir, &path, |original| {
@@ -605,7 +614,7 @@ impl Task<'_> {
         let _ = self.dir.write(self.files(), name, &written).await;
 
         // Stages 6 and 7: the plan and the prompt.
-        let prompt = rules::task_prompt(task_type, &self.req.spec);
+        let prompt = rules::task_prompt(task_type, &self.req.spec, name);
         report.stage(Stage::Plan, 0.0, "");
         let plan = Plan {
             task_id: &self.task_id,
@@ -685,7 +694,8 @@ impl Task<'_> {
                     let f = fail(e);
                     (f.0, f.1, None)
                 })?;
-            let passed = validation.passed;
+            // A step that failed on the untouched tree too is recorded, never blamed.
+            let passed = !rules::blamed(&validation, ending.baseline.as_ref());
             if let Some(last) = self.cycles.last_mut() {
                 last.validation = Some(validation.clone());
             }
@@ -700,8 +710,10 @@ impl Task<'_> {
                 elapsed_ms: self.elapsed(),
                 cycles: u32::try_from(self.cycles.len()).unwrap_or(u32::MAX),
                 review_cycles,
+                files_changed: ending.changed.len(),
                 validation_passed: passed,
                 critical_findings: critical,
+                cancelled: self.cancel.is_cancelled(),
             };
             let (kind, prompt) = match rules::next_step(&state, &self.req.spec.limits) {
                 Next::Done(stop) | Next::Stop(stop) => {
@@ -712,7 +724,7 @@ impl Task<'_> {
                     report.stage(Stage::Correction, self.cost(), "");
                     (
                         CycleKind::ValidationFix,
-                        rules::fix_validation_prompt(&validation),
+                        rules::fix_validation_prompt(&validation, ending.baseline.as_ref()),
                     )
                 }
                 Next::FixReview => {

@@ -60,8 +60,9 @@ impl StepRunner {
         Ok(())
     }
 
-    /// Runs `steps` in order in `dir`, stopping at the first that fails (later steps are
-    /// pointless after a failed build). Logs go to `<log_dir>/<label>-<step>.log`.
+    /// Runs every one of `steps` in order in `dir` (all of them, even after a failure, so a
+    /// step that was already failing before the task cannot hide a later one). Logs go to
+    /// `<log_dir>/<label>-<step>.log`.
     ///
     /// # Errors
     /// [`ForgeError::Io`] when `sh` cannot be started; [`ForgeError::Cancelled`] when
@@ -77,12 +78,7 @@ impl StepRunner {
         let mut done = Vec::new();
         for step in steps {
             let log = log_dir.map(|d| d.join(format!("{label}-{}.log", step.name)));
-            let result = self.run_one(dir, step, log, cancel).await?;
-            let passed = result.passed();
-            done.push(result);
-            if !passed {
-                break;
-            }
+            done.push(self.run_one(dir, step, log, cancel).await?);
         }
         Ok(ValidationReport::from_steps(done))
     }

@@ -15,7 +15,7 @@ pub async fn run(args: TaskGcArgs) -> Result<u8, Failure> {
     let repo = std::path::absolute(&args.repo).unwrap_or(args.repo);
     let runtime = compose::runtime();
     let ports = task_ports(Arc::clone(&runtime.runner));
-    let report = gc(&ports, &repo, None)
+    let report = gc(&ports, &repo, None, args.keep_worktrees)
         .await
         .map_err(|e| Failure::Other(anyhow::anyhow!(e)))?;
     let mut out = std::io::stdout().lock();

@@ -122,6 +122,9 @@ pub struct TaskGcArgs {
     /// The repository to clean
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub repo: PathBuf,
+    /// Only restore instruction files; leave the work trees
+    #[arg(long)]
+    pub keep_worktrees: bool,
     /// Print what was done as JSON
     #[arg(long)]
     pub json: bool,

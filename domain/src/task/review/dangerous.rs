@@ -35,7 +35,7 @@ pub fn check_line(path: &str, line: &AddedLine, out: &mut Vec<Finding>) {
     let at = Some(line.line);
     // Cheap gate: every rule below needs one of these words.
     let lower = text.to_ascii_lowercase();
-    let maybe_shell = ["rm", "push", "chmod", "curl", "wget", "777"]
+    let maybe_shell = ["rm ", "push", "chmod", "curl", "wget", "777"]
         .iter()
         .any(|w| lower.contains(w));
     let cmds = if maybe_shell {
@@ -186,7 +186,13 @@ fn pipe_to_shell(text: &str) -> bool {
     })
 }
 
+/// Words every [`TLS_OFF`] setting or `curl -k` holds; lines without one are skipped.
+const TLS_WORDS: &[&str] = &["verify", "unauthorized", "invalid", "ssl", "cert", "curl"];
+
 fn tls_off(lower: &str, cmds: &[Vec<String>]) -> bool {
+    if !TLS_WORDS.iter().any(|w| lower.contains(w)) {
+        return false;
+    }
     let squeezed: String = lower
         .chars()
         .filter(|c| !c.is_whitespace() && !matches!(c, '"' | '\''))

@@ -73,8 +73,37 @@ pub fn check_file(file: &ChangedFile, out: &mut Vec<Finding>) {
 
 type Rule = (&'static str, Severity);
 
+/// Every token format starts with `-----BEGIN `, `AKIA`, `ASIA`, `AIza`, `gh?_`,
+/// `github_pat_`, `sk-` or `xox`: one pass over the bytes, dispatched on the first byte, rules
+/// most lines out before the per-format searches.
+fn may_hold_token(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        let rest = &bytes[i + 1..];
+        match b {
+            b'-' => rest.starts_with(b"----BEGIN "),
+            b'A' => {
+                rest.starts_with(b"KIA") || rest.starts_with(b"SIA") || rest.starts_with(b"Iza")
+            }
+            b'g' => {
+                rest.starts_with(b"ithub_pat_")
+                    || (rest.len() > 2
+                        && rest[0] == b'h'
+                        && matches!(rest[1], b'p' | b'o' | b'u' | b's' | b'r')
+                        && rest[2] == b'_')
+            }
+            b's' => rest.starts_with(b"k-"),
+            b'x' => rest.starts_with(b"ox"),
+            _ => false,
+        }
+    })
+}
+
 /// A provider token format in `text`: the rule and what it found.
 fn token(text: &str) -> Option<(Rule, &'static str)> {
+    if !may_hold_token(text) {
+        return None;
+    }
     if text.contains("-----BEGIN ")
         && (text.contains("PRIVATE KEY-----") || text.contains("PRIVATE KEY BLOCK-----"))
     {
@@ -171,8 +200,10 @@ fn assigned_secret(text: &str) -> Option<&str> {
 fn name_before(before: &str) -> Option<&str> {
     let trimmed = before.trim_end().trim_end_matches(['"', '\'']);
     let start = trimmed
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
-        .map_or(0, |p| p + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+        .map_or(0, |(p, c)| p + c.len_utf8());
     let name = &trimmed[start..];
     (!name.is_empty()).then_some(name)
 }
@@ -298,7 +329,7 @@ mod tests {
             ("API_KEY=${API_KEY}", &[]),
             ("API_KEY = os.environ[\"API_KEY\"]", &[]),
             ("const apiKey = process.env.API_KEY;", &[]),
-            ("let token = std::env::var(\"TOKEN\")?;", &[]),
+            ("let token = env::var(\"TOKEN\")?;", &[]),
             ("password = \"changeme\"", &[]),
             ("PASSWORD=changeme123456", &[]),
             ("SECRET_KEY=\"<your secret key>\"", &[]),
@@ -313,6 +344,8 @@ mod tests {
             ("if token == \"a8Kq2Lz9Xm3Wr7Tp\" {", &[]),
             ("let key: String = value;", &[]),
             ("PASSWORD=short1", &[]),
+            ("é_token = \"a8Kq2Lz9Xm3Wr7Tp\"", &["secret.assigned_value"]),
+            ("ключ: значение", &[]),
         ] {
             check_line("src/config.py", text, expected);
         }
