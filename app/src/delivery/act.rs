@@ -27,6 +27,7 @@ impl Delivery {
     pub async fn deliver(&self, outcome: TaskOutcome) -> Result<TaskOutcome, DeliveryError> {
         let audit = self.outcome_audit(&outcome);
         self.save(&outcome, &audit).await?;
+        self.step(super::DeliveryStep::Stored);
         self.apply_gate(outcome).await
     }
 
@@ -140,6 +141,7 @@ impl Delivery {
                 &self.excluded(&outcome),
             )
             .await?;
+        self.step(super::DeliveryStep::Committed);
         let mut change = CodeChange {
             task_id: id.clone(),
             branch: outcome.branch.clone(),

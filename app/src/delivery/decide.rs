@@ -49,7 +49,10 @@ impl Delivery {
             .decide_approval(id, decision, &self.settings.actor, reason, self.now())
             .await?;
         match decided {
-            DecideOutcome::Decided(approval) => Ok((approval, outcome)),
+            DecideOutcome::Decided(approval) => {
+                self.step(super::DeliveryStep::Decided);
+                Ok((approval, outcome))
+            }
             DecideOutcome::AlreadyDecided(approval) => Err(DeliveryError::AlreadyDecided {
                 id: approval.id,
                 state: approval.state,

@@ -22,7 +22,9 @@ mod settings;
 pub use decide::Approved;
 pub use error::DeliveryError;
 pub use reconcile::ReconcileReport;
-pub use settings::{DEFAULT_RECONCILE_GRACE_MS, DeliveryPorts, DeliverySettings};
+pub use settings::{
+    DEFAULT_RECONCILE_GRACE_MS, DeliveryPorts, DeliverySettings, DeliveryStep, StepHook,
+};
 
 use std::path::{Path, PathBuf};
 
@@ -54,5 +56,11 @@ impl Delivery {
 
     pub fn ports(&self) -> &DeliveryPorts {
         &self.ports
+    }
+
+    fn step(&self, step: DeliveryStep) {
+        if let Some(hook) = &self.ports.on_step {
+            hook(step);
+        }
     }
 }

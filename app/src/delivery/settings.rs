@@ -16,6 +16,35 @@ pub struct DeliveryPorts {
     /// Every configured channel; none is fine (the approval is stored all the same).
     pub notifiers: Vec<Arc<dyn Notifier>>,
     pub clock: Arc<dyn Clock>,
+    /// Called at each [`DeliveryStep`]; fault-injection tests stop the process there.
+    pub on_step: Option<StepHook>,
+}
+
+/// See [`DeliveryPorts::on_step`].
+pub type StepHook = Arc<dyn Fn(DeliveryStep) + Send + Sync>;
+
+/// The points between two durable writes (git, then the store, or the reverse) where a
+/// killed forge leaves work for reconciliation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryStep {
+    /// The outcome row is stored; nothing is committed or held yet.
+    Stored,
+    /// git has the commit; the store does not know it yet.
+    Committed,
+    /// An approval was decided in the store; its commit or removal has not happened.
+    Decided,
+}
+
+impl DeliveryStep {
+    /// The name a test hook is configured with.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "stored" => Some(DeliveryStep::Stored),
+            "committed" => Some(DeliveryStep::Committed),
+            "decided" => Some(DeliveryStep::Decided),
+            _ => None,
+        }
+    }
 }
 
 /// `[delivery]` as the use case needs it.

@@ -62,6 +62,7 @@ fn delivery_over(
         files: Arc::new(FsFiles::new()),
         notifiers,
         clock: Arc::new(FixedClock::default()),
+        on_step: None,
     };
     Delivery::new(ports, settings, repo)
 }

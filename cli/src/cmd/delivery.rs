@@ -14,6 +14,7 @@ use forge_adapter_telemetry::SystemClock;
 use forge_app::config::{DeliveryConfig, PROJECT_FILE, parse_delivery_config, parse_task_config};
 use forge_app::delivery::{
     DEFAULT_RECONCILE_GRACE_MS, Delivery, DeliveryError, DeliveryPorts, DeliverySettings,
+    DeliveryStep, StepHook,
 };
 use forge_ports::{CommitAuthor, Notifier};
 
@@ -79,6 +80,20 @@ fn notifiers(config: &DeliveryConfig) -> Result<Vec<Arc<dyn Notifier>>, Failure>
     Ok(out)
 }
 
+/// Fault injection for the crash tests (`cargo xtask e2e`): names a [`DeliveryStep`]
+/// (`stored`, `committed`, `decided`) at which forge SIGKILLs itself.
+pub const KILL_AT_ENV: &str = "FORGE_DELIVERY_KILL_AT";
+
+fn kill_hook() -> Option<StepHook> {
+    let at = DeliveryStep::parse(&env(KILL_AT_ENV)?)?;
+    Some(Arc::new(move |step| {
+        if step == at {
+            let _ =
+                nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
+        }
+    }))
+}
+
 /// Delivery for the repository at `repo` (canonical). `push` overrides `[delivery] push`.
 pub fn open(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> {
     let (config, task_threshold) = read_config(repo)?;
@@ -92,6 +107,7 @@ pub fn open(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> {
         files: Arc::new(FsFiles::new()),
         notifiers: notifiers(&config)?,
         clock: Arc::new(SystemClock::new()),
+        on_step: kill_hook(),
     };
     let settings = DeliverySettings {
         risk_threshold: config.risk_threshold.unwrap_or(task_threshold),

@@ -35,6 +35,7 @@ fn prepared() -> Sandbox {
                 files: Arc::new(FsFiles::new()),
                 notifiers: Vec::new(),
                 clock: Arc::new(SystemClock::new()),
+                on_step: None,
             },
             DeliverySettings::default(),
             &repo,
@@ -70,7 +71,10 @@ fn json(sandbox: &Sandbox, args: &[&str]) -> Value {
 fn filters(repo: &Path) -> Vec<(String, &'static str)> {
     vec![
         (regex_escape(&repo.display().to_string()), "[REPO]"),
-        (r#""(\w+_at_ms|duration_ms)": \d+"#.to_owned(), r#""$1": "[MS]""#),
+        (
+            r#""(\w+_at_ms|duration_ms)": \d+"#.to_owned(),
+            r#""$1": "[MS]""#,
+        ),
         (r"\b[0-9a-f]{40}\b".to_owned(), "[SHA]"),
     ]
 }
@@ -117,7 +121,13 @@ fn approve_commits_reject_removes_rollback_discards() {
 
     let out = sandbox
         .forge()
-        .args(["approvals", "reject", "ap-t3", "--reason", "no secrets here"])
+        .args([
+            "approvals",
+            "reject",
+            "ap-t3",
+            "--reason",
+            "no secrets here",
+        ])
         .assert()
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
@@ -168,7 +178,10 @@ fn two_processes_approving_at_once_one_wins_the_other_is_told() {
     assert_eq!(codes, [0, 4], "alice: {a:?}\nbob: {b:?}");
     let loser = if a.status.code() == Some(4) { &a } else { &b };
     let err = String::from_utf8_lossy(&loser.stderr);
-    assert!(err.contains("approval ap-t2 already decided: approved by"), "{err}");
+    assert!(
+        err.contains("approval ap-t2 already decided: approved by"),
+        "{err}"
+    );
     // One commit on the branch, not two.
     let log = git(&sandbox.work(), &["log", "--format=%s", "main..forge/t2"]);
     assert_eq!(log.lines().count(), 1, "{log}");
