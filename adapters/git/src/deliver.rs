@@ -35,11 +35,10 @@ pub(crate) async fn commit(
     author: Option<&CommitAuthor>,
     exclude: &[String],
 ) -> Result<Option<String>, ForgeError> {
-    let mut add: Vec<String> = ["add", "-A", "--", "."].map(String::from).to_vec();
-    add.extend(exclude.iter().map(|p| format!(":(exclude,top){p}")));
-    git.git_ok(dir, &strs(&add), None).await?;
-    // Something the agent staged itself under an excluded path goes back to HEAD's state
-    // (a path HEAD does not have leaves the index). Unmatched paths are no error here.
+    git.git_ok(dir, &["add", "-A", "--", "."], None).await?;
+    // forge's own paths go back to HEAD's state (a path HEAD does not have leaves the
+    // index). Done as a reset rather than `:(exclude)` pathspecs, which git refuses when
+    // the path is also ignored. Unmatched paths are no error here.
     for path in exclude {
         let _ = git
             .git(dir, &["reset", "-q", "HEAD", "--", path], None)

@@ -4,7 +4,7 @@
 //! | case | scenario | shows |
 //! |---|---|---|
 //! | `delivery_commit` | a clean change, low risk | committed on `forge/<id>` without forge's files, pushed to a local bare remote, work tree removed; merged, then `task rollback` reverts it |
-//! | `delivery_approve` | the change writes `.env` | `pending_approval` (exit 10); a local webhook gets the bearer token, a fake Telegram gets `sendMessage`; `approvals approve` commits |
+//! | `delivery_approve` | the change writes `.env` and a cloud key | `pending_approval` (exit 10); a local webhook gets the bearer token, a fake Telegram gets `sendMessage`; `approvals approve` commits |
 //! | `delivery_reject` | the same | `approvals reject` leaves no branch and no work tree |
 //! | `delivery_crash` | the same | `approvals approve` SIGKILLed between its commit and the store write; the next start finds the commit by its trailer and the rows agree with git |
 
@@ -408,7 +408,7 @@ fn run_case(
             let (code, report) = task_run(
                 &env,
                 provider,
-                "Write the answer to answer.txt and set up the .env file.",
+                "Write the answer to answer.txt and configure the uploader.",
             )?;
             let id = s(&report, "/task_id");
             let approval = format!("ap-{id}");
@@ -481,7 +481,7 @@ fn run_case(
                     )?;
                     expect(
                         "the held files committed",
-                        files.contains(".env") && files.contains("answer.txt"),
+                        files.contains("uploader.py") && files.contains("answer.txt"),
                         &files,
                     );
                     let (again, _, err) = env.forge(&["approvals", "approve", &approval], &[])?;

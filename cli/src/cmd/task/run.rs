@@ -117,9 +117,15 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     watcher.abort();
     let outcome = result.map_err(failure_of)?;
     // Delivery (store, gate, commit/push or approval) for a local repository.
-    let outcome = match (is_url, args.no_deliver) {
-        (false, false) => super::records::deliver(&flags.workdir, outcome, args.push).await?,
-        _ => outcome,
+    // A delivery that fails still prints the pipeline's report (exit 1 after it).
+    let (outcome, undelivered) = match (is_url, args.no_deliver) {
+        (false, false) => {
+            match super::records::deliver(&flags.workdir, outcome.clone(), args.push).await {
+                Ok(delivered) => (delivered, None),
+                Err(failure) => (outcome, Some(failure)),
+            }
+        }
+        _ => (outcome, None),
     };
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -130,6 +136,10 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         if outcome.delivery.is_some() {
             let _ = out.write_all(crate::cmd::delivery::delivery_text(&outcome).as_bytes());
         }
+    }
+    if let Some(failure) = undelivered {
+        let _ = writeln!(std::io::stderr(), "error: delivery failed: {failure}");
+        return Ok(exit::RUN_ERROR);
     }
     Ok(exit_code(&outcome))
 }
