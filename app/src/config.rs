@@ -39,6 +39,7 @@
 //! ```
 
 mod defaults;
+mod delivery_file;
 mod effective;
 mod env;
 mod error;
@@ -49,6 +50,9 @@ mod source;
 mod task_file;
 
 pub use defaults::{DEFAULT_GLOBAL_TIMEOUT_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_PROVIDER, defaults};
+pub use delivery_file::{
+    DEFAULT_REMOTE, DEFAULT_TELEGRAM_API_BASE, DeliveryConfig, parse_author, parse_delivery_config,
+};
 pub use effective::{EffectiveConfig, EffectiveProvider, merge};
 pub use env::env_layers;
 pub use error::ConfigError;

@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod assemble;
 pub mod config;
+pub mod delivery;
 pub mod execution;
 pub mod from_config;
 pub mod handle;

@@ -69,6 +69,9 @@ pub enum Command {
     /// Guarded tasks: a task in, a validated, reviewed, risk-scored change out
     #[command(subcommand)]
     Task(crate::cmd::task::TaskCmd),
+    /// Changes held for a person: list, show, approve, reject
+    #[command(subcommand)]
+    Approvals(crate::cmd::approvals::ApprovalsCmd),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for

@@ -214,8 +214,12 @@ fn is_token_char(c: char) -> bool {
 fn mask_token_shapes(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
+    // A prefix counts only at the start of a word: `sk-` inside `task-0193…` (a task id) is
+    // no key.
+    let mut prev: Option<char> = None;
     'outer: while !rest.is_empty() {
-        for prefix in TOKEN_PREFIXES {
+        let at_word_start = prev.is_none_or(|c| !c.is_alphanumeric());
+        for prefix in TOKEN_PREFIXES.iter().filter(|_| at_word_start) {
             if let Some(after) = rest.strip_prefix(prefix) {
                 let body_len: usize = after
                     .chars()
@@ -225,6 +229,7 @@ fn mask_token_shapes(text: &str) -> String {
                 if body_len >= MIN_TOKEN_BODY {
                     out.push_str(MASK);
                     rest = &after[body_len..];
+                    prev = MASK.chars().last();
                     continue 'outer;
                 }
             }
@@ -232,6 +237,7 @@ fn mask_token_shapes(text: &str) -> String {
         let mut chars = rest.chars();
         if let Some(c) = chars.next() {
             out.push(c);
+            prev = Some(c);
         }
         rest = chars.as_str();
     }
@@ -265,6 +271,17 @@ mod tests {
         check(&r, "AIzaSyA1234567890abcdefgh", "[REDACTED]");
         check(&r, "risk-assessment is a word", "risk-assessment is a word");
         check(&r, "ünïcode ghp_short stays", "ünïcode ghp_short stays");
+        // Prefixes inside a word are no token: task ids, `mask-`, `desk-…`.
+        check(
+            &r,
+            "task task-01a21218-8a80-7203 on forge/task-01a21218-8a80-7203",
+            "task task-01a21218-8a80-7203 on forge/task-01a21218-8a80-7203",
+        );
+        check(
+            &r,
+            "key=sk-abcdefghijklmnop1234 (sk-abcdefghijklmnop1234)",
+            "key=[REDACTED] ([REDACTED])",
+        );
     }
 
     #[test]

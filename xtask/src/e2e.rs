@@ -17,6 +17,7 @@ pub mod capture;
 pub mod case_run;
 pub mod cases;
 mod check;
+pub mod delivery;
 mod install;
 mod record;
 mod resume_cost;
@@ -68,7 +69,7 @@ struct Outcome {
 }
 
 pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
-    task::run_all(args, run_cases)
+    delivery::run_all(args, |a| task::run_all(a, run_cases))
 }
 
 fn run_cases(args: &E2eArgs) -> anyhow::Result<()> {

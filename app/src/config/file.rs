@@ -20,6 +20,9 @@ const GLOBAL_KEYS: &[&str] = &[
     // Read by `task_file::parse_task_config` (the task pipeline's sections).
     "validation",
     "task",
+    // Read by `delivery_file::parse_delivery_config`.
+    "delivery",
+    "store",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",
@@ -361,7 +364,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, delivery, store)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

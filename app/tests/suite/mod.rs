@@ -1,3 +1,4 @@
+mod delivery;
 mod faults;
 mod harness;
 mod rate_limit;

@@ -1,4 +1,5 @@
 mod config;
+mod delivery;
 mod demo;
 mod doctor;
 mod drift;
