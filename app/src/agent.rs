@@ -279,6 +279,17 @@ impl CodeAgent {
                 .push(self.inner.registry.not_supported(request.provider.as_str()));
             return Err(Box::new(result));
         };
+        // The seed's rule: nothing to ask is a success with no content, and no process.
+        if request.prompt.trim().is_empty() {
+            let mut result = ExecutionResult::empty(
+                request.provider.clone(),
+                forge_domain::ExecutionStatus::Success,
+            );
+            result.metadata.run_id = Some(run_id);
+            result.metadata.workdir = Some(request.workdir.display().to_string());
+            result.metadata.duration_ms = Some(0);
+            return Err(Box::new(result));
+        }
         let timeout_ms = resolve_timeout(TimeoutSources {
             call_ms: request.timeout_ms,
             agent_ms: self.inner.timeout_ms,

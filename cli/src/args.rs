@@ -66,6 +66,8 @@ pub enum Command {
     /// The scripted fake model server the real CLIs can be pointed at (offline testing)
     #[command(subcommand)]
     FakeModel(crate::cmd::fake_model::FakeModelCommand),
+    /// Serve the API, live event streams and the web page over HTTP
+    Serve(crate::serve::ServeArgs),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for

@@ -16,6 +16,7 @@ mod exit;
 pub mod offline;
 mod output;
 mod prompt;
+pub mod serve;
 mod signals;
 
 use std::io::Write;

@@ -16,6 +16,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "timeout_ms",
     "kill_grace_ms",
     "providers",
+    // Read by `serve` itself (its roots); a run's configuration has no use for it.
+    "server",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",
@@ -350,7 +352,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, providers)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, providers, server)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

@@ -43,6 +43,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Events(args) => events::run(&args),
         Command::Demo(args) => demo::run(args).await,
         Command::FakeModel(command) => fake_model::run(command).await,
+        Command::Serve(args) => crate::serve::run(args).await,
         Command::Completions { .. } | Command::Config(_) => Ok(0),
     }
 }
