@@ -205,7 +205,7 @@ impl RunTable {
 
     pub fn all(&self) -> Vec<Arc<LiveRun>> {
         let mut runs: Vec<_> = self.runs().values().cloned().collect();
-        runs.sort_by(|a, b| b.started_at_ms.cmp(&a.started_at_ms));
+        runs.sort_by_key(|r| std::cmp::Reverse(r.started_at_ms));
         runs
     }
 

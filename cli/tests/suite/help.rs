@@ -20,6 +20,7 @@ fn help_of_every_subcommand() {
         &["demo"],
         &["fake-model"],
         &["fake-model", "serve"],
+        &["serve"],
     ];
     for args in commands {
         let out = sandbox.forge().args(*args).arg("--help").assert().success();

@@ -8,4 +8,6 @@ mod fake_model;
 mod harness;
 mod help;
 mod run_output;
+mod serve;
+mod serve_harness;
 mod sigint;
