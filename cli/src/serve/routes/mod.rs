@@ -25,6 +25,7 @@ pub fn router(state: Shared) -> Router {
         .route("/health", get(health::health))
         .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(web::openapi))
+        .route("/v1/info", get(web::info))
         .route("/v1/runs", post(runs::create).get(runs::list))
         .route("/v1/runs/{id}", get(runs::show).delete(runs::cancel))
         .route("/v1/runs/{id}/events", get(events::events))
