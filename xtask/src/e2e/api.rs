@@ -411,12 +411,20 @@ async fn cancel_by_disconnect(
         .await,
         "bundle incomplete"
     );
-    let run: Value = client
-        .get(serve.url(&format!("/v1/runs/{run_id}")))
-        .send()
-        .await?
-        .json()
-        .await?;
+    // The bundle is finished a moment before the server records the result.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let run = loop {
+        let run: Value = client
+            .get(serve.url(&format!("/v1/runs/{run_id}")))
+            .send()
+            .await?
+            .json()
+            .await?;
+        if run["state"] == "finished" || Instant::now() > deadline {
+            break run;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     ensure!(
         run["result"]["status"] == "partial",
         "status {}",

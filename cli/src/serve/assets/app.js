@@ -142,8 +142,9 @@ function finish(cur, result) {
   showUsage(m.usage);
   const answer = answerOf(cur.turn);
   if (!answer.textContent && result.content && !cur.turn.querySelector(".tool")) answer.textContent = result.content;
-  for (const e of result.errors || []) {
-    if (e.kind !== "cancelled") cur.turn.appendChild(el("div", "error", e.message || e.kind));
+  // A cancelled run's other errors (the CLI's exit on the signal) are the cancel's echo.
+  if (!cancelled) {
+    for (const e of result.errors || []) cur.turn.appendChild(el("div", "error", e.message || e.reason || e.kind));
   }
   current = null;
   save();
