@@ -18,13 +18,14 @@ use forge_domain::{
     ExecutionMode, ExecutionRequest, ExecutionResult, ForgeError, ProviderId, Redactor,
     TimeoutSources, resolve_timeout,
 };
-use forge_ports::{KillLadder, Provider, ProviderSettings, SpawnOptions};
+use forge_ports::{EventSink, KillLadder, Provider, ProviderSettings, SpawnOptions};
 use tokio::sync::mpsc;
 
 use crate::execution::{RunPlan, execute};
 use crate::handle::{RunCanceller, RunHandle};
 use crate::registry::ProviderRegistry;
 use crate::runtime::Runtime;
+use crate::tap::{SessionCallback, Tap};
 
 /// How many events a stream buffers before the run waits for its reader.
 const STREAM_BUFFER: usize = 1024;
@@ -40,9 +41,24 @@ pub struct CodeAgentBuilder {
     ladder: KillLadder,
     max_line_bytes: usize,
     redactor: Redactor,
+    event_sink: Option<Arc<dyn EventSink>>,
+    on_session: Option<SessionCallback>,
 }
 
 impl CodeAgentBuilder {
+    /// Copies every run's events to `sink` (best effort: it never fails or slows a run;
+    /// the result's `metadata.event_sink` says how delivery went).
+    pub fn event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.event_sink = Some(sink);
+        self
+    }
+
+    /// Called once per run with the CLI's session (conversation) id, when it first appears.
+    pub fn on_session(mut self, callback: SessionCallback) -> Self {
+        self.on_session = Some(callback);
+        self
+    }
+
     /// The provider used when a request does not name one (by registry name).
     pub fn provider(mut self, id: impl Into<String>) -> Self {
         self.default_provider = Some(id.into());
@@ -135,6 +151,8 @@ impl CodeAgentBuilder {
                 ladder: self.ladder,
                 max_line_bytes: self.max_line_bytes,
                 redactor: self.redactor,
+                event_sink: self.event_sink,
+                on_session: self.on_session,
             }),
         })
     }
@@ -155,6 +173,8 @@ struct Inner {
     ladder: KillLadder,
     max_line_bytes: usize,
     redactor: Redactor,
+    event_sink: Option<Arc<dyn EventSink>>,
+    on_session: Option<SessionCallback>,
 }
 
 /// Runs and streams requests through registered providers. Cheap to clone.
@@ -176,6 +196,8 @@ impl CodeAgent {
             ladder: KillLadder::default(),
             max_line_bytes: SpawnOptions::default().max_line_bytes,
             redactor: Redactor::new(),
+            event_sink: None,
+            on_session: None,
         }
     }
 
@@ -215,6 +237,10 @@ impl CodeAgent {
     /// with status error or partial, and the artifact bundle is written.
     pub async fn run(&self, mut request: ExecutionRequest) -> ExecutionResult {
         request.mode = ExecutionMode::Run;
+        if self.inner.event_sink.is_some() || self.inner.on_session.is_some() {
+            // The tap reads the events: through a handle nobody else reads.
+            return self.start(request).result().await;
+        }
         let canceller = RunCanceller::new();
         match self.plan(request) {
             Ok(plan) => execute(self.inner.runtime.clone(), plan, None, canceller).await,
@@ -256,6 +282,10 @@ impl CodeAgent {
                 (run_id, tokio::spawn(async move { result }))
             }
         };
+        let (rx, task) = match self.tap(&run_id) {
+            Some(tap) => crate::tap::wrap(tap, rx, task, provider.clone(), STREAM_BUFFER),
+            None => (rx, task),
+        };
         RunHandle {
             run_id,
             provider,
@@ -263,6 +293,19 @@ impl CodeAgent {
             canceller,
             task,
         }
+    }
+
+    fn tap(&self, run_id: &forge_domain::RunId) -> Option<Tap> {
+        if self.inner.event_sink.is_none() && self.inner.on_session.is_none() {
+            return None;
+        }
+        Some(Tap {
+            run_id: run_id.clone(),
+            sink: self.inner.event_sink.as_ref().map(|s| s.open(run_id)),
+            on_session: self.inner.on_session.clone(),
+            clock: Arc::clone(&self.inner.runtime.clock),
+            session: None,
+        })
     }
 
     fn plan(&self, request: ExecutionRequest) -> Result<RunPlan, Box<ExecutionResult>> {

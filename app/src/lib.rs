@@ -12,9 +12,11 @@ pub mod from_config;
 pub mod handle;
 pub mod registry;
 pub mod runtime;
+pub mod tap;
 
 pub use agent::{CodeAgent, CodeAgentBuilder};
 pub use assemble::{AssembleInputs, assemble_result, decode_transcript};
 pub use handle::{RunCanceller, RunHandle};
 pub use registry::{ProviderFactory, ProviderRegistry};
 pub use runtime::Runtime;
+pub use tap::SessionCallback;

@@ -154,6 +154,9 @@ pub struct RunArgs {
     /// Print each canonical event as a JSON line, then the result as the last line
     #[arg(long)]
     pub jsonl: bool,
+    /// POST each event to this URL, best effort (bearer token: FORGE_EVENT_SINK_TOKEN)
+    #[arg(long, value_name = "URL")]
+    pub event_sink: Option<String>,
     /// The prompt; `-` or absent: read it from stdin
     pub prompt: Option<String>,
 }

@@ -28,7 +28,7 @@ pub use pricing::{ModelPrice, PricingTable};
 pub use raw::RawJson;
 pub use redact::Redactor;
 pub use request::{ExecutionMode, ExecutionRequest, PermissionMode};
-pub use result::{CostSource, ExecutionMetadata, ExecutionResult, ExecutionStatus};
+pub use result::{CostSource, ExecutionMetadata, ExecutionResult, ExecutionStatus, SinkDelivery};
 pub use status::{StatusInputs, derive_status};
 pub use timeout::{TimeoutSources, resolve_timeout};
 pub use tool::{ToolCall, ToolCallStatus, ToolDefinition, ToolKind, ToolNames};

@@ -10,6 +10,7 @@ pub mod logger;
 pub mod metrics;
 pub mod process;
 pub mod provider;
+pub mod sink;
 pub mod vcs;
 pub mod workspace;
 
@@ -25,5 +26,6 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
+pub use sink::{EventSink, RunSink};
 pub use vcs::Vcs;
 pub use workspace::Workspace;

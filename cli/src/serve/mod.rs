@@ -20,6 +20,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use forge_adapter_sink::HttpEventSink;
 use forge_adapter_telemetry::PrometheusMetrics;
 
 use crate::compose;
@@ -28,7 +29,7 @@ use crate::exit::Failure;
 
 pub use paths::{PathRefused, Roots};
 pub use routes::router;
-pub use state::{HttpStats, ServerState, Shared, SinkTotals};
+pub use state::{HttpStats, ServerState, Shared};
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -47,6 +48,10 @@ pub struct ServeArgs {
     /// [default: `[server] roots` of the user config, else the current directory]
     #[arg(long = "root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
+    /// POST each event of every run to this URL, best effort (bearer token:
+    /// FORGE_EVENT_SINK_TOKEN)
+    #[arg(long, value_name = "URL")]
+    pub event_sink: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
@@ -63,7 +68,11 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         args.roots
     };
     let roots = Roots::new(&roots).map_err(|e| Failure::Usage(e.to_string()))?;
-    let state = build_state(roots, token);
+    let sink = match &args.event_sink {
+        Some(url) => Some(compose::event_sink(url).map_err(Failure::Usage)?),
+        None => None,
+    };
+    let state = build_state(roots, token, sink);
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let local = listener.local_addr()?;
     {
@@ -80,7 +89,11 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
 }
 
 /// The shared state over the real adapters, with Prometheus metrics.
-pub fn build_state(roots: Roots, token: Option<String>) -> Shared {
+pub fn build_state(
+    roots: Roots,
+    token: Option<String>,
+    sink: Option<Arc<HttpEventSink>>,
+) -> Shared {
     let metrics = Arc::new(PrometheusMetrics::new());
     let mut runtime = compose::runtime();
     runtime.metrics = Arc::clone(&metrics) as Arc<dyn forge_ports::Metrics>;
@@ -91,7 +104,7 @@ pub fn build_state(roots: Roots, token: Option<String>) -> Shared {
         runtime,
         metrics,
         http: Arc::new(HttpStats::default()),
-        sink_stats: Arc::new(SinkTotals::default()),
+        sink,
     })
 }
 

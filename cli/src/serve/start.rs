@@ -6,6 +6,7 @@ use std::sync::Arc;
 use forge_app::CodeAgent;
 use forge_app::from_config::apply_request_defaults;
 use forge_domain::{ExecutionMode, PermissionMode, SessionId};
+use forge_ports::EventSink;
 use serde::Deserialize;
 
 use super::error::ApiError;
@@ -78,8 +79,15 @@ pub fn start(state: &Shared, body: RunBody) -> Result<Arc<LiveRun>, ApiError> {
         ..ConfigFlags::default()
     };
     let config = load_config(&flags).map_err(|e| ApiError::bad_request(e.to_string()))?;
-    let agent = CodeAgent::builder_from_config(&config, compose::registry(), state.runtime.clone())
-        .and_then(|b| b.redactor(compose::environment_redactor()).build())
+    let mut builder =
+        CodeAgent::builder_from_config(&config, compose::registry(), state.runtime.clone())
+            .map_err(|e| ApiError::bad_request(e.to_string()))?
+            .redactor(compose::environment_redactor());
+    if let Some(sink) = &state.sink {
+        builder = builder.event_sink(Arc::clone(sink) as Arc<dyn EventSink>);
+    }
+    let agent = builder
+        .build()
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
 
     let mut request = agent.request(with_agent(&body.prompt, body.agent.as_deref()));

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use forge_adapter_sink::HttpEventSink;
 use forge_adapter_telemetry::PrometheusMetrics;
 use forge_app::Runtime;
 
@@ -20,7 +21,8 @@ pub struct ServerState {
     pub runtime: Runtime,
     pub metrics: Arc<PrometheusMetrics>,
     pub http: Arc<HttpStats>,
-    pub sink_stats: Arc<SinkTotals>,
+    /// The event sink every run's events are copied to, if any.
+    pub sink: Option<Arc<HttpEventSink>>,
 }
 
 /// Counters of the HTTP side, for `/metrics`.
@@ -66,30 +68,5 @@ pub struct StreamGuard(Arc<HttpStats>);
 impl Drop for StreamGuard {
     fn drop(&mut self) {
         self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Event-sink deliveries over all runs of this server, for `/metrics`.
-#[derive(Debug, Default)]
-pub struct SinkTotals {
-    pub delivered: AtomicU64,
-    pub retries: AtomicU64,
-    pub dropped: AtomicU64,
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SinkSnapshot {
-    pub delivered: u64,
-    pub retries: u64,
-    pub dropped: u64,
-}
-
-impl SinkTotals {
-    pub fn snapshot(&self) -> SinkSnapshot {
-        SinkSnapshot {
-            delivered: self.delivered.load(Ordering::Relaxed),
-            retries: self.retries.load(Ordering::Relaxed),
-            dropped: self.dropped.load(Ordering::Relaxed),
-        }
     }
 }

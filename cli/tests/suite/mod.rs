@@ -2,6 +2,7 @@ mod config;
 mod demo;
 mod doctor;
 mod drift;
+mod event_sink;
 mod events_equal_run;
 mod exit_codes;
 mod fake_model;

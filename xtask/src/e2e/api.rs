@@ -76,6 +76,9 @@ impl Drop for Serve {
     }
 }
 
+/// Environment variables a process needs, as (name, value).
+pub type ProcessEnv = Vec<(String, String)>;
+
 /// A workspace per provider under `dir`, each with a `forge.toml` for the fake model at
 /// `base_url`; returns them and the environment `serve` itself needs (codex's home).
 pub fn workspaces(
@@ -83,7 +86,7 @@ pub fn workspaces(
     dir: &Path,
     base_url: &str,
     providers: &[&'static str],
-) -> anyhow::Result<(Vec<(&'static str, PathBuf)>, Vec<(String, String)>)> {
+) -> anyhow::Result<(Vec<(&'static str, PathBuf)>, ProcessEnv)> {
     let mut out = Vec::new();
     let mut env = Vec::new();
     for provider in providers {

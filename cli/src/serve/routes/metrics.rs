@@ -84,7 +84,7 @@ fn server_metrics(state: &Shared, out: &mut String) -> std::fmt::Result {
         "Runs this server holds in memory.",
         runs.len(),
     )?;
-    let sink = state.sink_stats.snapshot();
+    let sink = state.sink.as_ref().map(|s| s.totals()).unwrap_or_default();
     for (name, help, value) in [
         (
             "forge_sink_delivered",
