@@ -8,6 +8,7 @@ mod exit_codes;
 mod fake_model;
 mod harness;
 mod help;
+mod orphans;
 mod run_output;
 mod serve;
 mod serve_harness;
