@@ -8,6 +8,7 @@
 pub mod accumulate;
 pub mod error;
 pub mod event;
+pub mod hosted_tool;
 pub mod ids;
 pub mod path_policy;
 pub mod pricing;
@@ -23,6 +24,9 @@ pub mod usage;
 pub use accumulate::EventAccumulator;
 pub use error::ForgeError;
 pub use event::{AgentEvent, FileChangeKind};
+pub use hosted_tool::{
+    HostedTool, ToolAnnotations, ToolErrorPolicy, ToolExecution, ToolName, ToolNameError,
+};
 pub use ids::{IdError, ProviderId, RunId, SessionId};
 pub use pricing::{ModelPrice, PricingTable};
 pub use raw::RawJson;
