@@ -10,6 +10,7 @@ pub mod logger;
 pub mod metrics;
 pub mod process;
 pub mod provider;
+pub mod tool_host;
 pub mod vcs;
 pub mod workspace;
 
@@ -24,6 +25,9 @@ pub use process::{
 pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
+};
+pub use tool_host::{
+    McpEndpoint, RegisteredTool, ToolContext, ToolHandler, ToolHost, ToolRun, ToolServer,
 };
 pub use vcs::Vcs;
 pub use workspace::Workspace;

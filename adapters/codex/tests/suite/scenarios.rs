@@ -211,6 +211,7 @@ fn resumed_runs_report_their_own_share_of_the_thread() {
             output_tokens: 18,
             ..Usage::default()
         }),
+        mcp: None,
     };
     provider.invocation(&req, &ctx).unwrap();
     let d = decode_with(provider.decoder(&req), &stdout, None);
