@@ -10,8 +10,8 @@ use forge_domain::{
     RunId,
 };
 use forge_ports::{
-    InvocationContext, KillLadder, Provider, RunArtifacts, RunLogger, RunRecord, SpawnOptions,
-    StdoutItem,
+    InvocationContext, KillLadder, Provider, RegisteredTool, RunArtifacts, RunLogger, RunRecord,
+    SpawnOptions, StdoutItem, ToolHost, ToolRun,
 };
 use futures::FutureExt;
 use tokio::sync::mpsc;
@@ -30,6 +30,8 @@ pub(crate) struct RunPlan {
     pub ladder: KillLadder,
     pub max_line_bytes: usize,
     pub redactor: Redactor,
+    /// The tool host and the tools it serves to this run, when any are registered.
+    pub tools: Option<(Arc<dyn ToolHost>, Arc<[RegisteredTool]>)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,12 +227,13 @@ async fn execute_inner(
         Some(vcs) => vcs.is_repository(&workdir).await.ok(),
         None => None,
     };
-    let ctx = InvocationContext {
+    let mut ctx = InvocationContext {
         run_id: plan.run_id.clone(),
         run_dir: bundle.dir().to_path_buf(),
         home,
         in_repository,
         resumed_usage: None,
+        mcp: None,
     };
 
     let mut delivery = Delivery {
@@ -239,6 +242,27 @@ async fn execute_inner(
         sink,
         artifact_error: None,
     };
+
+    // The run's tool server: up before the CLI starts, stopped after it ends (dropping it on
+    // an early return stops it too).
+    let mut tool_server = None;
+    if let Some((host, tools)) = &plan.tools {
+        let run = ToolRun {
+            run_id: plan.run_id.clone(),
+            workspace_root: workdir.clone(),
+            workspace: Arc::clone(&rt.workspace),
+            tools: Arc::clone(tools),
+        };
+        match host.start(run).await {
+            Ok(server) => {
+                ctx.mcp = Some(server.endpoint().clone());
+                tool_server = Some(server);
+            }
+            Err(e) => {
+                return finish_failed(rt, &plan, &mut record, &mut delivery, &workdir, e).await;
+            }
+        }
+    }
 
     let invocation = match provider.invocation(&plan.request, &ctx) {
         Ok(inv) => inv,
@@ -259,7 +283,8 @@ async fn execute_inner(
                 .env
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str())),
-        );
+        )
+        .with_secrets(ctx.mcp.iter().map(|m| m.bearer_token.clone()));
     let options = SpawnOptions {
         max_line_bytes: plan.max_line_bytes,
         stdout_log: Some(delivery.bundle.stdout_log()),
@@ -353,6 +378,16 @@ async fn execute_inner(
         }
     };
     drop(child);
+    let tool_record = match tool_server.take() {
+        Some(server) => match server.stop().await {
+            Ok(record) => record,
+            Err(e) => {
+                runtime_errors.push(e);
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
 
     // Cancel wins races: a cancel that arrived while the child was ending still counts.
     let cancelled = stop == Some(Stop::Cancelled) || canceller.is_cancelled();
@@ -376,7 +411,7 @@ async fn execute_inner(
 
     let pieces = decoder.finish(exit.as_ref());
     let duration_ms = rt.clock.monotonic_ms().saturating_sub(started_mono);
-    let result = assemble_result(
+    let mut result = assemble_result(
         pieces,
         AssembleInputs {
             provider: provider.id(),
@@ -390,6 +425,7 @@ async fn execute_inner(
             duration_ms: Some(duration_ms),
         },
     );
+    crate::tools::merge_tool_record(&mut result, tool_record);
     finish_bundle(rt, &mut record, delivery.bundle, &result, &redactor).await
 }
 

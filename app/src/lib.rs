@@ -12,6 +12,7 @@ pub mod from_config;
 pub mod handle;
 pub mod registry;
 pub mod runtime;
+pub mod tools;
 
 pub use agent::{CodeAgent, CodeAgentBuilder};
 pub use assemble::{AssembleInputs, assemble_result, decode_transcript};

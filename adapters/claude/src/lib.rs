@@ -17,6 +17,7 @@ pub mod health;
 pub mod hints;
 pub mod home;
 mod layout;
+pub mod mcp;
 pub mod provider;
 pub mod result;
 pub mod tools;

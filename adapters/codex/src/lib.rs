@@ -12,6 +12,7 @@ pub mod health;
 pub mod home;
 mod items;
 mod layout;
+pub mod mcp;
 pub mod provider;
 mod result;
 mod retry;

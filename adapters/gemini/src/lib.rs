@@ -36,6 +36,7 @@ pub mod health;
 pub mod home;
 pub mod json_output;
 mod layout;
+pub mod mcp;
 pub mod provider;
 mod report;
 mod result;
