@@ -31,8 +31,11 @@ pub(crate) struct RunPlan {
     pub max_line_bytes: usize,
     pub redactor: Redactor,
     /// The tool host and the tools it serves to this run, when any are registered.
-    pub tools: Option<(Arc<dyn ToolHost>, Arc<[RegisteredTool]>)>,
+    pub tools: Option<RunTools>,
 }
+
+/// The tool host and the registered tools of a run.
+pub(crate) type RunTools = (Arc<dyn ToolHost>, Arc<[RegisteredTool]>);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stop {
