@@ -44,6 +44,7 @@ mod error;
 mod file;
 mod layer;
 mod source;
+mod tools;
 
 pub use defaults::{DEFAULT_GLOBAL_TIMEOUT_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_PROVIDER, defaults};
 pub use effective::{EffectiveConfig, EffectiveProvider, merge};
@@ -52,6 +53,7 @@ pub use error::ConfigError;
 pub use file::parse_file;
 pub use layer::{Layer, PartialConfig, PartialProvider};
 pub use source::{Source, Sourced};
+pub use tools::{ToolConfig, parse_tools};
 
 /// File name of the project configuration, looked up in the workdir.
 pub const PROJECT_FILE: &str = "forge.toml";

@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod assemble;
+pub mod command_tool;
 pub mod config;
 pub mod execution;
 pub mod from_config;

@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 pub use args::{Cli, ConfigFlags};
-pub use compose::{agent_builder, environment_redactor, registry, runtime};
+pub use compose::{agent_builder, environment_redactor, registry, runtime, tool_host};
 pub use config_load::load_config;
 pub use exit::{Failure, exit_code_of};
 pub use forge_adapter_git::GitCli;

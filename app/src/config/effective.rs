@@ -23,6 +23,9 @@ pub struct EffectiveConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kill_grace_ms: Option<Sourced<u64>>,
     pub providers: BTreeMap<String, EffectiveProvider>,
+    /// Configured command tools, by name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, Sourced<super::tools::ToolConfig>>,
 }
 
 /// One provider's section in force. Unset keys are absent from `config show`.
@@ -68,6 +71,7 @@ pub fn merge(layers: &[Layer]) -> EffectiveConfig {
         timeout_ms: None,
         kill_grace_ms: None,
         providers: BTreeMap::new(),
+        tools: BTreeMap::new(),
     };
     for layer in layers {
         let src = &layer.source;
@@ -77,6 +81,10 @@ pub fn merge(layers: &[Layer]) -> EffectiveConfig {
         }
         set(&mut out.timeout_ms, c.timeout_ms, src);
         set(&mut out.kill_grace_ms, c.kill_grace_ms, src);
+        for (name, tool) in &c.tools {
+            out.tools
+                .insert(name.clone(), Sourced::new(tool.clone(), src.clone()));
+        }
         for (id, section) in &c.providers {
             let target = out.providers.entry(id.clone()).or_default();
             if target.declared_in.is_none() && src != &Source::Default {

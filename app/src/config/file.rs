@@ -16,6 +16,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "timeout_ms",
     "kill_grace_ms",
     "providers",
+    "tools",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",
@@ -91,7 +92,13 @@ impl Reader {
             timeout_ms: self.u64(table, "", "timeout_ms")?,
             kill_grace_ms: self.u64(table, "", "kill_grace_ms")?,
             providers: BTreeMap::new(),
+            tools: BTreeMap::new(),
         };
+        if let Some(tools) = self.table(table, "", "tools")? {
+            config
+                .tools
+                .extend(super::tools::parse_tools(tools, &self.origin)?);
+        }
         if let Some(name) = &config.default_provider {
             self.provider_name("default_provider", name)?;
         }
@@ -350,7 +357,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, providers)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, providers, tools)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

@@ -14,6 +14,8 @@ pub struct PartialConfig {
     pub timeout_ms: Option<u64>,
     pub kill_grace_ms: Option<u64>,
     pub providers: BTreeMap<String, PartialProvider>,
+    /// `[tools.NAME]` command tools, merged by name across layers.
+    pub tools: BTreeMap<String, super::tools::ToolConfig>,
 }
 
 /// `[providers.<id>]`.

@@ -23,7 +23,11 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     let prompt = read_prompt(args.prompt.as_deref())?;
     let config = load_config(&args.config)?;
     let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
-        .and_then(|b| b.redactor(compose::environment_redactor()).build())
+        .and_then(|b| {
+            b.redactor(compose::environment_redactor())
+                .tool_host(compose::tool_host())
+                .build()
+        })
         .map_err(|e| Failure::Usage(e.to_string()))?;
 
     let mut request = agent.request(prompt);
