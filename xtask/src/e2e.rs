@@ -18,6 +18,7 @@ pub mod case_run;
 pub mod cases;
 mod check;
 mod install;
+mod mcp;
 mod record;
 mod server;
 
@@ -144,12 +145,13 @@ pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
         .ok()
         .and_then(|m| m.into_inner().ok())
         .unwrap_or_default();
-    report(
+    let main = report(
         &expects,
         &outcomes,
         started.elapsed().as_secs_f64(),
         args.jobs,
-    )
+    );
+    main.and(mcp::run(&suite, args))
 }
 
 /// Installs the CLIs, builds the binary (`release`: optimised, for measurements), and clears
@@ -203,7 +205,7 @@ fn select(args: &E2eArgs) -> anyhow::Result<Vec<Expect>> {
     }
     let all = cases::all();
     for s in &args.scenario {
-        if !all.iter().any(|e| e.scenario == s) {
+        if !all.iter().any(|e| e.scenario == s) && !mcp::owns(s) {
             bail!(
                 "unknown scenario {s:?}: {}",
                 Scenario::builtin_names().join(", ")
