@@ -82,7 +82,7 @@ const CASES: &[Case] = &[
         call: r#"{ action = "mcp", tool = "write_note", arguments = { path = "../escaped.txt", text = "x" } }"#,
         text: None,
         error_kind: Some("workspace_security"),
-        error_text: Some("outside the workspace"),
+        error_text: Some("climbs above the workspace root"),
         how: How::Success,
     },
     Case {
