@@ -103,7 +103,10 @@ fn parse_args() -> anyhow::Result<Args> {
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
-        let mut value = || it.next().ok_or_else(|| anyhow::anyhow!("{arg} needs a value"));
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| anyhow::anyhow!("{arg} needs a value"))
+        };
         match arg.as_str() {
             "--provider" => args.provider = value()?,
             "--workdir" => args.workdir = value()?.into(),
@@ -132,50 +135,83 @@ async fn main() -> anyhow::Result<()> {
     };
     let path_schema = json!({"type": "object", "properties": {
         "path": {"type": "string", "format": "path"}, "text": {"type": "string"}}});
-    let agent = CodeAgent::builder_from_config(&config, forge_cli::registry(), forge_cli::runtime())?
-        .redactor(forge_cli::environment_redactor())
-        .tool_host(Arc::new(host))
-        .tool(
-            tool("echo", "Echoes its text back", json!({"type": "object", "properties": {"text": {"type": "string"}}}))?,
-            |args: Value, _ctx: ToolContext| async move {
-                let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
-                Ok(Value::String(format!("echo:{text}")))
-            },
-        )
-        .tool(tool("fail", "Always fails", json!({"type": "object"}))?, |_args, _ctx| async {
-            Err(tool_error("fail", "deliberate failure from the fail tool"))
-        })
-        .tool(tool("boom", "Panics", json!({"type": "object"}))?, |_args, _ctx| async {
-            #[expect(clippy::panic, reason = "the tool exists to show a panic is contained")]
-            {
-                panic!("boom tool panicked on purpose")
-            }
-        })
-        .tool(
-            tool("write_note", "Writes text to a file in the workspace", path_schema)?,
-            |args: Value, ctx: ToolContext| async move {
-                let path = args.get("path").and_then(Value::as_str).unwrap_or_default();
-                let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
-                ctx.workspace
-                    .write_file(&ctx.workspace_root, std::path::Path::new(path), text.as_bytes())
-                    .await?;
-                Ok(Value::String(format!("wrote {path}")))
-            },
-        )
-        .tool(
-            tool("slow", "Sleeps", json!({"type": "object", "properties": {"ms": {"type": "integer"}}}))?
+    let agent =
+        CodeAgent::builder_from_config(&config, forge_cli::registry(), forge_cli::runtime())?
+            .redactor(forge_cli::environment_redactor())
+            .tool_host(Arc::new(host))
+            .tool(
+                tool(
+                    "echo",
+                    "Echoes its text back",
+                    json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+                )?,
+                |args: Value, _ctx: ToolContext| async move {
+                    let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
+                    Ok(Value::String(format!("echo:{text}")))
+                },
+            )
+            .tool(
+                tool("fail", "Always fails", json!({"type": "object"}))?,
+                |_args, _ctx| async {
+                    Err(tool_error("fail", "deliberate failure from the fail tool"))
+                },
+            )
+            .tool(
+                tool("boom", "Panics", json!({"type": "object"}))?,
+                |_args, _ctx| async {
+                    #[expect(
+                        clippy::panic,
+                        reason = "the tool exists to show a panic is contained"
+                    )]
+                    {
+                        panic!("boom tool panicked on purpose")
+                    }
+                },
+            )
+            .tool(
+                tool(
+                    "write_note",
+                    "Writes text to a file in the workspace",
+                    path_schema,
+                )?,
+                |args: Value, ctx: ToolContext| async move {
+                    let path = args.get("path").and_then(Value::as_str).unwrap_or_default();
+                    let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
+                    ctx.workspace
+                        .write_file(
+                            &ctx.workspace_root,
+                            std::path::Path::new(path),
+                            text.as_bytes(),
+                        )
+                        .await?;
+                    Ok(Value::String(format!("wrote {path}")))
+                },
+            )
+            .tool(
+                tool(
+                    "slow",
+                    "Sleeps",
+                    json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
+                )?
                 .with_timeout_ms(600_000),
-            |args: Value, _ctx| async move {
-                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(1000);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                Ok(Value::String(format!("slept {ms} ms")))
-            },
-        )
-        .tool(tool("kill_cli", "Kills the CLI (a crash)", json!({"type": "object"}))?, |_args, _ctx| async {
-            let killed = kill_children();
-            Ok(Value::String(format!("killed {killed} process group(s)")))
-        })
-        .build()?;
+                |args: Value, _ctx| async move {
+                    let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(1000);
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    Ok(Value::String(format!("slept {ms} ms")))
+                },
+            )
+            .tool(
+                tool(
+                    "kill_cli",
+                    "Kills the CLI (a crash)",
+                    json!({"type": "object"}),
+                )?,
+                |_args, _ctx| async {
+                    let killed = kill_children();
+                    Ok(Value::String(format!("killed {killed} process group(s)")))
+                },
+            )
+            .build()?;
 
     let mut request = agent.request(args.prompt);
     request.workdir = args.workdir;

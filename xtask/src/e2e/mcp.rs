@@ -204,10 +204,16 @@ pub fn run(suite: &Suite, args: &E2eArgs) -> anyhow::Result<()> {
             match outcome {
                 Ok((seconds, problems)) if problems.is_empty() => {
                     passed += 1;
-                    say(&format!("{:<20} {provider:<7} ok ({seconds:.1}s)", case.name));
+                    say(&format!(
+                        "{:<20} {provider:<7} ok ({seconds:.1}s)",
+                        case.name
+                    ));
                 }
                 Ok((seconds, problems)) => {
-                    say(&format!("{:<20} {provider:<7} FAILED ({seconds:.1}s)", case.name));
+                    say(&format!(
+                        "{:<20} {provider:<7} FAILED ({seconds:.1}s)",
+                        case.name
+                    ));
                     for p in problems {
                         failures.push(format!("{} × {provider}: {p}", case.name));
                     }
@@ -292,9 +298,19 @@ fn run_case(
         let mut text = std::fs::read_to_string(&toml)?;
         text.push_str(COMMAND_TOOL);
         std::fs::write(&toml, text)?;
-        let run = run_forge(suite, &dir, "Use the forge tool as scripted.", None, RUN_TIMEOUT)?;
+        let run = run_forge(
+            suite,
+            &dir,
+            "Use the forge tool as scripted.",
+            None,
+            RUN_TIMEOUT,
+        )?;
         let Some(result) = run.result else {
-            bail!("no JSON result (exit {:?}): {}", run.exit, tail(&run.stderr));
+            bail!(
+                "no JSON result (exit {:?}): {}",
+                run.exit,
+                tail(&run.stderr)
+            );
         };
         (result, Vec::new())
     } else {
@@ -329,7 +345,10 @@ fn run_case(
             )
         })?;
         if report["servers"].as_u64() != Some(1) {
-            problems.push(format!("expected one tool server, report says {}", report["servers"]));
+            problems.push(format!(
+                "expected one tool server, report says {}",
+                report["servers"]
+            ));
         }
         let left: Vec<String> = report["ports_left"]
             .as_array()
@@ -352,7 +371,11 @@ fn check(case: &Case, provider: &str, result: &Value, workspace: &Path) -> Vec<S
     let content = result["content"].as_str().unwrap_or_default();
     let errors: Vec<&Value> = result["errors"].as_array().into_iter().flatten().collect();
     let error_kinds: Vec<&str> = errors.iter().filter_map(|e| e["kind"].as_str()).collect();
-    let calls: Vec<&Value> = result["tool_calls"].as_array().into_iter().flatten().collect();
+    let calls: Vec<&Value> = result["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     let forge_calls: Vec<&&Value> = calls
         .iter()
         .filter(|c| c["kind"] == "mcp" && c["canonical_name"].is_string())
@@ -390,7 +413,17 @@ fn check(case: &Case, provider: &str, result: &Value, workspace: &Path) -> Vec<S
     match case.how {
         How::Unregistered => {
             // The CLI or forge refuses it; either way the call failed and no handler ran.
-            let refused = calls.iter().any(|c| c["is_error"] == true);
+            // Codex refuses a function outside the namespace without reporting an item: the
+            // refusal is what reaches the model.
+            let refusal_echoed = [
+                "unsupported call",
+                "not found",
+                "No such tool",
+                "not registered",
+            ]
+            .iter()
+            .any(|r| content.contains(r));
+            let refused = calls.iter().any(|c| c["is_error"] == true) || refusal_echoed;
             if !refused {
                 problems.push(format!("the unregistered call was not refused: {calls:?}"));
             }
@@ -408,7 +441,9 @@ fn check(case: &Case, provider: &str, result: &Value, workspace: &Path) -> Vec<S
                 problems.push(format!("tool call is_error should be {want_error}: {call}"));
             }
             if !call["duration_ms"].is_u64() {
-                problems.push(format!("tool call has no duration (paired with forge's record?): {call}"));
+                problems.push(format!(
+                    "tool call has no duration (paired with forge's record?): {call}"
+                ));
             }
         }
     }
