@@ -293,6 +293,7 @@ async fn execute_inner(
         stdout_log: Some(delivery.bundle.stdout_log()),
         stderr_log: Some(delivery.bundle.stderr_log()),
         redactor: redactor.clone(),
+        run_marker: Some(plan.run_id.as_str().to_owned()),
         ..SpawnOptions::default()
     };
     let mut child = match rt.runner.spawn(invocation, options).await {
@@ -380,6 +381,10 @@ async fn execute_inner(
             None
         }
     };
+    let orphans_ended = child.ended_orphans();
+    for orphan in &orphans_ended {
+        log.warn(&crate::orphans::describe(orphan));
+    }
     drop(child);
     let tool_record = match tool_server.take() {
         Some(server) => match server.stop().await {
@@ -429,6 +434,7 @@ async fn execute_inner(
         },
     );
     crate::tools::merge_tool_record(&mut result, tool_record);
+    result.metadata.orphans_ended = orphans_ended;
     finish_bundle(rt, &mut record, delivery.bundle, &result, &redactor).await
 }
 
