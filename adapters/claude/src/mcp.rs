@@ -36,3 +36,61 @@ pub fn args_and_file(
     };
     Some((args, file))
 }
+
+#[cfg(test)]
+mod tests {
+    use forge_domain::{ProviderId, RunId};
+    use forge_ports::McpEndpoint;
+
+    use super::*;
+
+    fn ctx(mcp: Option<McpEndpoint>) -> InvocationContext {
+        InvocationContext {
+            run_id: RunId::new("r1").unwrap(),
+            run_dir: "/runs/r1".into(),
+            home: None,
+            in_repository: None,
+            resumed_usage: None,
+            mcp,
+        }
+    }
+
+    fn endpoint() -> McpEndpoint {
+        McpEndpoint {
+            url: "http://127.0.0.1:4242/mcp".into(),
+            bearer_token: "tok".into(),
+            tool_names: vec!["echo".into()],
+        }
+    }
+
+    #[test]
+    fn the_server_goes_in_a_config_file_loaded_at_once_and_strictly() {
+        let request = ExecutionRequest::new(ProviderId::new("claude").unwrap(), "p", "/w");
+        assert!(args_and_file(&request, &ctx(None)).is_none());
+        let (args, file) = args_and_file(&request, &ctx(Some(endpoint()))).unwrap();
+        assert_eq!(
+            args,
+            [
+                "--mcp-config",
+                "/runs/r1/forge-mcp.json",
+                "--strict-mcp-config"
+            ]
+        );
+        let FileSource::Contents(bytes) = file.source else {
+            panic!("inline contents expected")
+        };
+        let config: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            config,
+            json!({"mcpServers": {"forge": {"type": "http", "url": "http://127.0.0.1:4242/mcp",
+                "headers": {"Authorization": "Bearer tok"}, "alwaysLoad": true}}})
+        );
+        assert_eq!(allowed_tools_entry(), "mcp__forge");
+
+        // The caller's own servers stay allowed: no --strict-mcp-config then.
+        let mut own = request.clone();
+        own.mcp_config = Some("{}".into());
+        let (args, _) = args_and_file(&own, &ctx(Some(endpoint()))).unwrap();
+        assert!(!args.contains(&"--strict-mcp-config".to_owned()));
+    }
+}

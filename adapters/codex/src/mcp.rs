@@ -29,3 +29,46 @@ pub fn args_and_env(ctx: &InvocationContext) -> Option<(Vec<String>, (String, St
         .collect();
     Some((args, (TOKEN_ENV.to_owned(), mcp.bearer_token.clone())))
 }
+
+#[cfg(test)]
+mod tests {
+    use forge_domain::RunId;
+    use forge_ports::McpEndpoint;
+
+    use super::*;
+
+    #[test]
+    fn the_server_is_configured_with_c_overrides_and_the_token_in_the_environment() {
+        let mut ctx = InvocationContext {
+            run_id: RunId::new("r1").unwrap(),
+            run_dir: "/runs/r1".into(),
+            home: None,
+            in_repository: None,
+            resumed_usage: None,
+            mcp: None,
+        };
+        assert!(args_and_env(&ctx).is_none());
+        ctx.mcp = Some(McpEndpoint {
+            url: "http://127.0.0.1:4242/mcp".into(),
+            bearer_token: "tok".into(),
+            tool_names: vec![],
+        });
+        let (args, env) = args_and_env(&ctx).unwrap();
+        assert_eq!(
+            args,
+            [
+                "-c",
+                r#"mcp_servers.forge.url="http://127.0.0.1:4242/mcp""#,
+                "-c",
+                r#"mcp_servers.forge.bearer_token_env_var="FORGE_MCP_BEARER_TOKEN""#,
+                "-c",
+                r#"mcp_servers.forge.default_tools_approval_mode="approve""#,
+            ]
+        );
+        assert_eq!(env, ("FORGE_MCP_BEARER_TOKEN".into(), "tok".into()));
+        assert!(
+            !args.iter().any(|a| a.contains("tok\"")),
+            "no token in argv"
+        );
+    }
+}

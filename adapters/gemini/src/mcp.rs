@@ -20,3 +20,36 @@ pub fn args_and_overlay(ctx: &InvocationContext) -> Option<(Vec<String>, Value)>
     ];
     Some((args, overlay))
 }
+
+#[cfg(test)]
+mod tests {
+    use forge_domain::RunId;
+    use forge_ports::McpEndpoint;
+
+    use super::*;
+
+    #[test]
+    fn the_server_goes_in_the_settings_and_is_allowed_by_name() {
+        let mut ctx = InvocationContext {
+            run_id: RunId::new("r1").unwrap(),
+            run_dir: "/runs/r1".into(),
+            home: Some("/runs/r1/home".into()),
+            in_repository: None,
+            resumed_usage: None,
+            mcp: None,
+        };
+        assert!(args_and_overlay(&ctx).is_none());
+        ctx.mcp = Some(McpEndpoint {
+            url: "http://127.0.0.1:4242/mcp".into(),
+            bearer_token: "tok".into(),
+            tool_names: vec![],
+        });
+        let (args, overlay) = args_and_overlay(&ctx).unwrap();
+        assert_eq!(args, ["--allowed-mcp-server-names", "forge"]);
+        assert_eq!(
+            overlay,
+            json!({"mcpServers": {"forge": {"httpUrl": "http://127.0.0.1:4242/mcp",
+                "headers": {"Authorization": "Bearer tok"}, "trust": true}}})
+        );
+    }
+}
