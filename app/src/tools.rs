@@ -116,3 +116,168 @@ pub fn merge_tool_record(result: &mut ExecutionResult, record: Vec<ToolExecution
         .errors
         .extend(record.into_iter().filter_map(|execution| execution.error));
 }
+
+#[cfg(test)]
+mod tests {
+    use forge_domain::{ExecutionStatus, ProviderId, RawJson, ToolCallStatus};
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(id: &str, kind: ToolKind, name: &str, input: Value) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            kind,
+            name: name.into(),
+            input: RawJson::from_value(&input),
+            output: None,
+            is_error: false,
+            exit_code: None,
+            status: ToolCallStatus::Completed,
+            canonical_name: None,
+            duration_ms: None,
+        }
+    }
+
+    fn execution(
+        call_id: Option<&str>,
+        tool: &str,
+        duration_ms: u64,
+        failed: bool,
+    ) -> ToolExecution {
+        ToolExecution {
+            call_id: call_id.map(str::to_owned),
+            tool: tool.into(),
+            input: json!({}),
+            output: format!("{tool} out"),
+            is_error: failed,
+            duration_ms,
+            error: failed.then(|| ForgeError::ToolExecution {
+                tool: tool.into(),
+                message: "bad".into(),
+            }),
+        }
+    }
+
+    /// (kind, canonical name, duration, is_error, output) of each call after the merge.
+    type Merged = Vec<(ToolKind, Option<String>, Option<u64>, bool, Option<String>)>;
+
+    fn check(calls: Vec<ToolCall>, record: Vec<ToolExecution>, want: Merged, want_errors: usize) {
+        let mut result =
+            ExecutionResult::empty(ProviderId::new("claude").unwrap(), ExecutionStatus::Success);
+        result.tool_calls = calls;
+        merge_tool_record(&mut result, record);
+        let got: Merged = result
+            .tool_calls
+            .iter()
+            .map(|c| {
+                (
+                    c.kind,
+                    c.canonical_name.as_deref().map(str::to_owned),
+                    c.duration_ms,
+                    c.is_error,
+                    c.output.as_deref().map(str::to_owned),
+                )
+            })
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(result.errors.len(), want_errors);
+    }
+
+    #[test]
+    fn each_clis_spelling_pairs_with_forges_record_and_look_alikes_do_not() {
+        let mcp = ToolKind::Mcp;
+        // Claude, paired by the id it passed along, out of order.
+        check(
+            vec![
+                call("t1", mcp, "mcp__forge__echo", json!({})),
+                call("t2", mcp, "mcp__forge__echo", json!({})),
+            ],
+            vec![
+                execution(Some("t2"), "echo", 7, false),
+                execution(Some("t1"), "echo", 3, false),
+            ],
+            vec![
+                (
+                    mcp,
+                    Some("echo".into()),
+                    Some(3),
+                    false,
+                    Some("echo out".into()),
+                ),
+                (
+                    mcp,
+                    Some("echo".into()),
+                    Some(7),
+                    false,
+                    Some("echo out".into()),
+                ),
+            ],
+            0,
+        );
+        // Gemini, paired in order; forge's failure marks the call and joins the errors.
+        check(
+            vec![call("g1", ToolKind::Other, "mcp_forge_fail", json!({}))],
+            vec![execution(None, "fail", 1, true)],
+            vec![(
+                mcp,
+                Some("fail".into()),
+                Some(1),
+                true,
+                Some("fail out".into()),
+            )],
+            1,
+        );
+        // Codex reports server and tool in the input.
+        check(
+            vec![call(
+                "c1",
+                mcp,
+                "mcp_tool_call",
+                json!({"server": "forge", "tool": "echo"}),
+            )],
+            vec![execution(None, "echo", 2, false)],
+            vec![(
+                mcp,
+                Some("echo".into()),
+                Some(2),
+                false,
+                Some("echo out".into()),
+            )],
+            0,
+        );
+        // Look-alikes stay as they were; an unpaired record still reports its error.
+        check(
+            vec![
+                call("b", ToolKind::Shell, "Bash", json!({})),
+                call("o", mcp, "mcp__other__echo", json!({})),
+                call(
+                    "x",
+                    mcp,
+                    "mcp_tool_call",
+                    json!({"server": "other", "tool": "echo"}),
+                ),
+            ],
+            vec![execution(None, "echo", 2, true)],
+            vec![
+                (ToolKind::Shell, None, None, false, None),
+                (mcp, None, None, false, None),
+                (mcp, None, None, false, None),
+            ],
+            1,
+        );
+    }
+
+    #[test]
+    fn a_name_is_registered_once() {
+        let mut set = ToolSet::default();
+        let handler: Arc<dyn ToolHandler> =
+            Arc::new(FnHandler(|args: Value, _ctx: ToolContext| async move {
+                Ok(args)
+            }));
+        let tool = HostedTool::new("echo", "e", json!({})).unwrap();
+        set.add(tool.clone(), Arc::clone(&handler)).unwrap();
+        assert!(set.add(tool, handler).is_err());
+        assert_eq!(set.shared().len(), 1);
+    }
+}
