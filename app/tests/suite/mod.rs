@@ -2,3 +2,4 @@ mod faults;
 mod harness;
 mod run;
 mod stream_cancel;
+mod tools;

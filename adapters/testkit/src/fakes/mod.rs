@@ -6,6 +6,7 @@ pub mod clock;
 pub mod echo_provider;
 pub mod observe;
 pub mod process;
+pub mod tool_host;
 pub mod workspace;
 
 pub use artifacts::{MemoryArtifactStore, StoredRun};
@@ -13,4 +14,5 @@ pub use clock::{FixedClock, SequentialIds};
 pub use echo_provider::EchoProvider;
 pub use observe::{RecordingLogger, RecordingMetrics};
 pub use process::{ScriptStep, ScriptedProcessRunner, ScriptedRun};
+pub use tool_host::RecordingToolHost;
 pub use workspace::PassthroughWorkspace;
