@@ -35,6 +35,12 @@
 //! input_per_mtok = 1.25
 //! cached_input_per_mtok = 0.125
 //! output_per_mtok = 10.0
+//!
+//! [tools.shout]               # a command tool served to the agent over MCP
+//! description = "Upper-cases its text"
+//! input_schema = { type = "object", properties = { text = { type = "string" } } }
+//! command = ["sh", "-c", "tr a-z A-Z"]
+//! timeout_ms = 10000
 //! ```
 
 mod defaults;
