@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use forge_domain::{
-    ExecutionMode, ExecutionRequest, ExecutionResult, ForgeError, ProviderId, Redactor,
-    TimeoutSources, resolve_timeout,
+    ExecutionMode, ExecutionRequest, ExecutionResult, ForgeError, OnRateLimit, ProviderId,
+    Redactor, TimeoutSources, resolve_timeout,
 };
 use forge_ports::{
     KillLadder, Provider, ProviderSettings, RegisteredTool, SpawnOptions, ToolContext, ToolHandler,
@@ -48,6 +48,7 @@ pub struct CodeAgentBuilder {
     tool_host: Option<Arc<dyn ToolHost>>,
     /// The first bad registration, reported by `build`.
     tool_error: Option<ForgeError>,
+    on_rate_limit: OnRateLimit,
 }
 
 impl CodeAgentBuilder {
@@ -78,6 +79,13 @@ impl CodeAgentBuilder {
     /// the MCP adapter's).
     pub fn tool_host(mut self, host: Arc<dyn ToolHost>) -> Self {
         self.tool_host = Some(host);
+        self
+    }
+
+    /// What a run does when its CLI gives up on a rate or usage limit with a reset time:
+    /// fail (the default), or wait for the reset and resume the session.
+    pub fn on_rate_limit(mut self, policy: OnRateLimit) -> Self {
+        self.on_rate_limit = policy;
         self
     }
 
@@ -183,6 +191,7 @@ impl CodeAgentBuilder {
                 redactor: self.redactor,
                 tools: self.tools.shared(),
                 tool_host: self.tool_host,
+                on_rate_limit: self.on_rate_limit,
             }),
         })
     }
@@ -205,6 +214,7 @@ struct Inner {
     redactor: Redactor,
     tools: Arc<[RegisteredTool]>,
     tool_host: Option<Arc<dyn ToolHost>>,
+    on_rate_limit: OnRateLimit,
 }
 
 /// Runs and streams requests through registered providers. Cheap to clone.
@@ -229,6 +239,7 @@ impl CodeAgent {
             tools: ToolSet::default(),
             tool_host: None,
             tool_error: None,
+            on_rate_limit: OnRateLimit::default(),
         }
     }
 
@@ -350,6 +361,8 @@ impl CodeAgent {
                 .then(|| self.inner.tool_host.clone())
                 .flatten()
                 .map(|host| (host, Arc::clone(&self.inner.tools))),
+            on_rate_limit: self.inner.on_rate_limit,
+            rate_limit_waits: Vec::new(),
         })
     }
 }

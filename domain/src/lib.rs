@@ -6,6 +6,7 @@
 //! environment, the file system or a process; adapters do that and hand values in.
 
 pub mod accumulate;
+pub mod delivery;
 pub mod error;
 pub mod event;
 pub mod hosted_tool;
@@ -13,6 +14,7 @@ pub mod ids;
 pub mod orphan;
 pub mod path_policy;
 pub mod pricing;
+pub mod rate_limit;
 pub mod raw;
 pub mod redact;
 pub mod request;
@@ -32,6 +34,7 @@ pub use hosted_tool::{
 pub use ids::{IdError, ProviderId, RunId, SessionId};
 pub use orphan::EndedOrphan;
 pub use pricing::{ModelPrice, PricingTable};
+pub use rate_limit::{OnRateLimit, RateLimit, RateLimitDecision, RateLimitWait};
 pub use raw::RawJson;
 pub use redact::Redactor;
 pub use request::{ExecutionMode, ExecutionRequest, PermissionMode};

@@ -6,18 +6,25 @@
 
 pub mod artifacts;
 pub mod clock;
+pub mod files;
+pub mod index;
 pub mod logger;
 pub mod metrics;
+pub mod notify;
 pub mod process;
 pub mod provider;
+pub mod store;
 pub mod tool_host;
 pub mod vcs;
 pub mod workspace;
 
 pub use artifacts::{ArtifactStore, RunArtifacts, RunRecord, RunSummary};
 pub use clock::{Clock, IdGenerator};
+pub use files::FileStore;
+pub use index::{EntryKind, IndexEntry, RepoIndexer};
 pub use logger::{Logger, RunLogger};
 pub use metrics::Metrics;
+pub use notify::Notifier;
 pub use process::{
     CapturedOutput, EnvSpec, FileSource, Invocation, KillLadder, PreparedFile, ProcessExit,
     ProcessKiller, ProcessRunner, RunningProcess, SpawnOptions, StdoutItem,
@@ -26,8 +33,9 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
+pub use store::{DecideOutcome, TaskStore};
 pub use tool_host::{
     McpEndpoint, RegisteredTool, ToolContext, ToolHandler, ToolHost, ToolRun, ToolServer,
 };
-pub use vcs::Vcs;
+pub use vcs::{AddedLines, CommitAuthor, PathChange, PathChangeKind, Vcs, WorktreeInfo};
 pub use workspace::Workspace;

@@ -1,6 +1,7 @@
-//! Version control, as far as the runtime needs it today.
+//! Version control: what the runtime and the task pipeline need (repository check, task
+//! worktrees, the change a run made, a remote repository's local cache).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
@@ -13,4 +14,163 @@ pub trait Vcs: Send + Sync {
     /// [`ForgeError::ExecutableNotFound`] when the VCS tool is missing; [`ForgeError::Io`]
     /// when it cannot be run.
     async fn is_repository(&self, dir: &Path) -> Result<bool, ForgeError>;
+
+    /// The commit `rev` names in the repository at `repo` (`HEAD`, a branch, a tag, a sha);
+    /// `None` when it names nothing.
+    ///
+    /// # Errors
+    /// [`ForgeError::ExecutableNotFound`] when the VCS tool is missing; [`ForgeError::Io`]
+    /// when it cannot be run or `repo` is not a repository.
+    async fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<Option<String>, ForgeError>;
+
+    /// Creates a work tree at `path` on a new branch `branch` starting at `base` (a commit).
+    /// The user's own checkout is left as it is.
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] when the branch already exists or `path` is taken;
+    /// [`ForgeError::Io`] for other failures of the tool.
+    async fn add_worktree(
+        &self,
+        repo: &Path,
+        path: &Path,
+        branch: &str,
+        base: &str,
+    ) -> Result<(), ForgeError>;
+
+    /// Removes the work tree at `path` (even with changes in it) and prunes its record.
+    /// The branch stays. A path that is no work tree any more is not an error.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails otherwise.
+    async fn remove_worktree(&self, repo: &Path, path: &Path) -> Result<(), ForgeError>;
+
+    /// The work trees of the repository at `repo` (the main one included).
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails.
+    async fn worktrees(&self, repo: &Path) -> Result<Vec<WorktreeInfo>, ForgeError>;
+
+    /// Every path that differs from `HEAD` in the work tree `dir`: tracked changes (with
+    /// line counts; binary files count 0) and untracked files that are not ignored (their
+    /// lines counted as added), sorted by path.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails.
+    async fn changes(&self, dir: &Path) -> Result<Vec<PathChange>, ForgeError>;
+
+    /// The lines added against `HEAD` in the work tree `dir`, per file, with their line
+    /// numbers in the new file (untracked files: every line). Binary files are left out.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails.
+    async fn added_lines(&self, dir: &Path) -> Result<Vec<AddedLines>, ForgeError>;
+
+    /// A local copy of the remote repository `url` under `cache`: cloned the first time,
+    /// fetched on later calls. Returns the copy's path.
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] for a URL the tool cannot use; [`ForgeError::Io`]
+    /// when cloning or fetching fails.
+    async fn clone_or_fetch(&self, url: &str, cache: &Path) -> Result<PathBuf, ForgeError>;
+
+    // Delivery: commit, push, undo.
+
+    /// Stages every change in the work tree `dir` except the paths under `exclude` (forge's
+    /// own files: `.forgecode/`, the instruction file) and commits them with `message`.
+    /// Returns the new commit's id, or `None` when nothing but excluded paths changed.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails (no identity configured and none given, a
+    /// hook refused the commit); the message carries the tool's own words.
+    async fn commit(
+        &self,
+        dir: &Path,
+        message: &str,
+        author: Option<&CommitAuthor>,
+        exclude: &[String],
+    ) -> Result<Option<String>, ForgeError>;
+
+    /// Pushes `branch` from the repository at `dir` to `remote`.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the remote refuses or cannot be reached; nothing local is
+    /// changed then (the commit stays).
+    async fn push(&self, dir: &Path, remote: &str, branch: &str) -> Result<(), ForgeError>;
+
+    /// Commits the reverse of `commit` on the branch checked out in `dir`; returns the new
+    /// commit's id.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the revert conflicts (it is aborted, the tree left as it
+    /// was) or the work tree has local changes.
+    async fn revert(
+        &self,
+        dir: &Path,
+        commit: &str,
+        author: Option<&CommitAuthor>,
+    ) -> Result<String, ForgeError>;
+
+    /// Deletes the local branch `branch` even when unmerged. Returns whether it existed.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the branch is checked out somewhere or the tool fails.
+    async fn delete_branch(&self, repo: &Path, branch: &str) -> Result<bool, ForgeError>;
+
+    /// Commits on any local branch whose message has the trailer `key: value`, newest first.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails.
+    async fn commits_with_trailer(
+        &self,
+        repo: &Path,
+        key: &str,
+        value: &str,
+    ) -> Result<Vec<String>, ForgeError>;
+
+    /// Whether `commit` is reachable from `rev` (merged into it).
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails (an unknown commit is `false`, not an error).
+    async fn is_ancestor(&self, repo: &Path, commit: &str, rev: &str) -> Result<bool, ForgeError>;
+}
+
+/// One work tree of a repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreeInfo {
+    pub path: PathBuf,
+    /// The checked-out branch without `refs/heads/`; `None` when detached.
+    pub branch: Option<String>,
+}
+
+/// How a path differs from `HEAD`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathChangeKind {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One changed path of a work tree, relative to its root with `/` separators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathChange {
+    pub path: String,
+    pub kind: PathChangeKind,
+    pub added: u64,
+    pub removed: u64,
+    /// Size of the file in the work tree now; `None` when deleted or unreadable.
+    pub size: Option<u64>,
+}
+
+/// The lines added to one file: (line number in the new file, text without the newline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedLines {
+    pub path: String,
+    pub lines: Vec<(u32, String)>,
+}
+
+/// Who a commit is by; git's configured identity when not given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitAuthor {
+    pub name: String,
+    pub email: String,
 }

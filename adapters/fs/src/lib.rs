@@ -7,6 +7,9 @@
 //!   with `request.json`, `run.json`, `events.jsonl`, `stdout.log`, `stderr.log` and
 //!   `result.json`, redacted before anything reaches the disk.
 //!
+//! - [`FsFiles`] implements [`forge_ports::FileStore`] (the task pipeline's own files) and
+//!   [`FsRepoIndex`] implements [`forge_ports::RepoIndexer`] (a `.gitignore`-aware walk).
+//!
 //! Every whole-file write is atomic (a temp file in the same directory, then rename), so a
 //! reader never sees half a JSON document, whatever happens to the writer.
 
@@ -14,6 +17,8 @@ mod atomic;
 mod blocking;
 mod bundle;
 mod confine;
+mod files;
+mod index;
 mod listing;
 mod redact_json;
 mod run_artifacts;
@@ -21,6 +26,8 @@ mod store;
 mod workspace;
 
 pub use bundle::{BUNDLE_FILES, FORGE_DIR, RUNS_DIR};
+pub use files::FsFiles;
+pub use index::FsRepoIndex;
 pub use redact_json::redact_json;
 pub use run_artifacts::FsRunArtifacts;
 pub use store::FsArtifactStore;

@@ -39,6 +39,7 @@ pub mod mcp;
 pub mod provider;
 mod report;
 mod result;
+pub mod retries;
 pub mod stderr;
 pub mod tools;
 pub mod wire;

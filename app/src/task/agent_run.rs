@@ -1,0 +1,129 @@
+//! One agent run of a task (main or correction) through [`CodeAgent`], with the per-run
+//! budget and turn cap enforced live by forge for CLIs that have no such flag: the usage
+//! events are priced with the provider's pricing table, tool calls counted, and the run
+//! cancelled when either is crossed (stop reasons `run_budget` / `max_turns`, as Claude's
+//! own limits give).
+
+use forge_domain::task::{Cycle, CycleKind, StopReason};
+use forge_domain::{AgentEvent, ExecutionRequest, ExecutionResult, PricingTable, Usage};
+
+use crate::agent::CodeAgent;
+use crate::handle::RunCanceller;
+
+/// Limits forge enforces itself (set only where the CLI lacks the flag).
+#[derive(Debug, Clone, Default)]
+pub struct Enforce {
+    pub budget_usd: Option<f64>,
+    pub max_turns: Option<u32>,
+    pub pricing: PricingTable,
+    pub model: Option<String>,
+}
+
+/// What one run gave the task.
+pub struct AgentRun {
+    pub cycle: Cycle,
+    pub result: ExecutionResult,
+    /// Why the task must stop because of this run (`None`: go on).
+    pub stop: Option<StopReason>,
+}
+
+pub async fn run_agent(
+    agent: &CodeAgent,
+    request: ExecutionRequest,
+    kind: CycleKind,
+    fresh_session: bool,
+    enforce: &Enforce,
+    cancel: &RunCanceller,
+    mut on_cost: impl FnMut(f64),
+) -> AgentRun {
+    let mut handle = agent.start(request);
+    let run_canceller = handle.canceller();
+    let mut crossed: Option<StopReason> = None;
+    let mut turns: u32 = 0;
+    let mut cancelled = false;
+    let mut killed = false;
+    loop {
+        tokio::select! {
+            event = handle.next_event() => {
+                let Some(event) = event else { break };
+                if crossed.is_some() {
+                    continue;
+                }
+                crossed = match &event {
+                    AgentEvent::UsageUpdate { usage } => {
+                        let cost = estimate(enforce, usage);
+                        on_cost(cost);
+                        enforce.budget_usd.filter(|b| cost >= *b).map(|_| StopReason::RunBudget)
+                    }
+                    AgentEvent::ToolCallStarted { .. } => {
+                        turns = turns.saturating_add(1);
+                        enforce.max_turns.filter(|m| turns > *m).map(|_| StopReason::MaxTurns)
+                    }
+                    _ => None,
+                };
+                if crossed.is_some() {
+                    run_canceller.cancel();
+                }
+            }
+            () = cancel.cancel.cancelled(), if !cancelled => {
+                cancelled = true;
+                run_canceller.cancel();
+            }
+            () = cancel.kill.cancelled(), if cancelled && !killed => {
+                killed = true;
+                run_canceller.kill_now();
+            }
+        }
+    }
+    let result = handle.result().await;
+    let stop = if cancelled {
+        Some(StopReason::Cancelled)
+    } else if crossed.is_some() {
+        crossed
+    } else if result.timed_out() {
+        Some(StopReason::Timeout)
+    } else if result.was_cancelled() {
+        Some(StopReason::Cancelled)
+    } else {
+        cli_limit(&result)
+    };
+    let cost_usd = result
+        .metadata
+        .cost_usd
+        .unwrap_or_else(|| estimate(enforce, &result.metadata.usage));
+    let cycle = Cycle {
+        kind,
+        run_id: result.metadata.run_id.clone(),
+        session_id: result.metadata.session_id.clone(),
+        cost_usd,
+        usage: result.metadata.usage,
+        validation: None,
+        fresh_session,
+    };
+    AgentRun {
+        cycle,
+        result,
+        stop,
+    }
+}
+
+fn estimate(enforce: &Enforce, usage: &Usage) -> f64 {
+    enforce
+        .model
+        .as_deref()
+        .and_then(|m| enforce.pricing.estimate(m, usage))
+        .unwrap_or(0.0)
+}
+
+/// A limit the CLI itself enforced, from its stop reason (`error_max_turns`,
+/// `error_max_budget_usd`).
+fn cli_limit(result: &ExecutionResult) -> Option<StopReason> {
+    let reason = result.metadata.stop_reason.as_deref()?;
+    if reason.contains("max_turns") {
+        Some(StopReason::MaxTurns)
+    } else if reason.contains("budget") {
+        Some(StopReason::RunBudget)
+    } else {
+        None
+    }
+}

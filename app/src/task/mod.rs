@@ -1,0 +1,18 @@
+//! The guarded task pipeline (issue 13): [`TaskPipeline`] runs a task through its stages
+//! in a work tree of its own and returns a [`forge_domain::task::TaskOutcome`]; `gc`
+//! cleans up after crashes.
+
+pub mod agent_run;
+pub mod artifacts;
+pub mod context;
+pub mod detect;
+pub mod gc;
+pub mod guard_file;
+pub mod pipeline;
+pub mod request;
+pub mod rules;
+pub mod validate;
+
+pub use gc::{GcReport, gc};
+pub use pipeline::{TaskPipeline, TaskPorts, WORKTREES_DIR};
+pub use request::{Stage, TaskProgress, TaskRequest};

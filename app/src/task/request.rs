@@ -1,0 +1,83 @@
+//! What a caller hands the task pipeline, and the progress it reports back.
+
+use std::path::PathBuf;
+
+use forge_domain::task::TaskSpec;
+use forge_domain::{ExecutionRequest, ProviderId};
+use forge_ports::EnvSnapshot;
+
+use crate::config::ValidationConfig;
+
+/// One task: the spec (text, type, limits, context) plus where and with what to run it.
+#[derive(Debug, Clone)]
+pub struct TaskRequest {
+    pub spec: TaskSpec,
+    /// A local repository path (absolute), or a remote URL cloned into `cache_dir`.
+    pub repo: String,
+    pub provider: ProviderId,
+    /// Knobs of every agent run (permission mode, env, tools, per-run budget, max turns,
+    /// timeout); prompt, workdir, model and resume are set by the pipeline.
+    pub run_template: ExecutionRequest,
+    /// The provider's model and `fix_model` (FIX tasks use the latter).
+    pub model: Option<String>,
+    pub fix_model: Option<String>,
+    pub validation: ValidationConfig,
+    /// Where task work trees go; relative to the repository. Default
+    /// `.forgecode/worktrees`.
+    pub worktree_root: Option<PathBuf>,
+    /// Where remote repositories are cached.
+    pub cache_dir: PathBuf,
+    /// The environment the provider's availability check sees.
+    pub env: EnvSnapshot,
+}
+
+/// The pipeline's stages, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Availability,
+    Workspace,
+    Classify,
+    Context,
+    Instructions,
+    Plan,
+    Agent,
+    Changes,
+    Validation,
+    Correction,
+    Review,
+    ReviewFix,
+    Cleanup,
+    Risk,
+    Done,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Availability => "availability",
+            Stage::Workspace => "workspace",
+            Stage::Classify => "classify",
+            Stage::Context => "context",
+            Stage::Instructions => "instructions",
+            Stage::Plan => "plan",
+            Stage::Agent => "agent",
+            Stage::Changes => "changes",
+            Stage::Validation => "validation",
+            Stage::Correction => "correction",
+            Stage::Review => "review",
+            Stage::ReviewFix => "review-fix",
+            Stage::Cleanup => "cleanup",
+            Stage::Risk => "risk",
+            Stage::Done => "done",
+        }
+    }
+}
+
+/// One progress report: a stage began (or ended, for `Done`), with the time and money so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskProgress {
+    pub stage: Stage,
+    pub elapsed_ms: u64,
+    pub cost_usd: f64,
+    pub detail: String,
+}

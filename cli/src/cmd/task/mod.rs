@@ -1,0 +1,141 @@
+//! `task`: the guarded task pipeline. `run` takes a task to a validated, reviewed,
+//! risk-scored change in its own work tree; `gc` cleans up after crashed tasks. The
+//! delivery commands (list, show, rollback, approvals) join this enum.
+
+mod gc;
+mod records;
+mod render;
+mod run;
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use forge_domain::task::TaskType;
+
+use crate::args::{ConfigFlags, PermissionArg};
+use crate::exit::Failure;
+
+pub(crate) const TASK_EXIT_CODES: &str = "\
+Exit codes:
+  0    validated: the change passed validation (and review)
+  1    failed: no changes, the agent or a validation command failed, or the correction
+       cycles ran out (max_cycles)
+  2    usage or configuration error (not a git repository, unknown base ref, provider or
+       validation tool missing)
+  5    stopped by a limit: cost_ceiling, run_budget or max_turns
+  10   held for approval: the change's risk is at or above the threshold
+       (`forge-code-agent approvals approve|reject <id>`)
+  124  the task's timeout
+  130  cancelled (Ctrl-C)";
+
+#[derive(Debug, Subcommand)]
+pub enum TaskCmd {
+    /// Run a task in its own work tree: agent, validation, correction, review, risk
+    #[command(after_help = TASK_EXIT_CODES)]
+    Run(Box<TaskRunArgs>),
+    /// Restore instruction files and remove task work trees left behind
+    Gc(TaskGcArgs),
+    /// List the tasks in the delivery store, newest first
+    List(TaskListArgs),
+    /// Show a task's report (its delivery included) and audit log
+    Show(TaskIdArgs),
+    /// Undo a task's delivery: revert its commit when merged, else remove its branch
+    Rollback(TaskIdArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TaskListArgs {
+    #[command(flatten)]
+    pub common: crate::cmd::approvals::RepoArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct TaskIdArgs {
+    #[command(flatten)]
+    pub common: crate::cmd::approvals::RepoArgs,
+    /// The task id (`task list` shows them)
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TaskTypeArg {
+    Implement,
+    Fix,
+    Create,
+    Refactor,
+}
+
+impl From<TaskTypeArg> for TaskType {
+    fn from(t: TaskTypeArg) -> Self {
+        match t {
+            TaskTypeArg::Implement => TaskType::Implement,
+            TaskTypeArg::Fix => TaskType::Fix,
+            TaskTypeArg::Create => TaskType::Create,
+            TaskTypeArg::Refactor => TaskType::Refactor,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct TaskRunArgs {
+    #[command(flatten)]
+    pub config: ConfigFlags,
+    /// The repository: a local path or a URL (cloned into a cache, fetched on later runs)
+    #[arg(long, value_name = "PATH|URL", default_value = ".")]
+    pub repo: String,
+    /// What the result should be
+    #[arg(long, value_name = "TEXT")]
+    pub expected: Option<String>,
+    /// The task type [default: classified from the task text]
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub task_type: Option<TaskTypeArg>,
+    /// Title of the goal the task serves
+    #[arg(long, value_name = "TEXT")]
+    pub goal_title: Option<String>,
+    /// Description of the goal the task serves
+    #[arg(long, value_name = "TEXT")]
+    pub goal_description: Option<String>,
+    /// Research notes handed to the agent (repeatable)
+    #[arg(long = "context-file", value_name = "FILE")]
+    pub context_files: Vec<PathBuf>,
+    /// Start the task's branch from this ref [default: HEAD]
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+    /// Permission mode of the agent runs [default: bypass — the work tree is the sandbox]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub permission_mode: Option<PermissionArg>,
+    /// Print the report as one JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Push the task branch after committing (overrides [delivery] push)
+    #[arg(long)]
+    pub push: bool,
+    /// Leave the change in its work tree: no store row, no commit, no approval
+    #[arg(long)]
+    pub no_deliver: bool,
+    /// The task; `-` or absent: read it from stdin
+    pub task: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TaskGcArgs {
+    /// The repository to clean
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub repo: PathBuf,
+    /// Only restore instruction files; leave the work trees
+    #[arg(long)]
+    pub keep_worktrees: bool,
+    /// Print what was done as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(cmd: TaskCmd) -> Result<u8, Failure> {
+    match cmd {
+        TaskCmd::Run(args) => run::run(*args).await,
+        TaskCmd::Gc(args) => gc::run(args).await,
+        TaskCmd::List(args) => records::list(args).await,
+        TaskCmd::Show(args) => records::show(args).await,
+        TaskCmd::Rollback(args) => records::rollback(args).await,
+    }
+}
