@@ -18,7 +18,10 @@ use forge_domain::{
     ExecutionMode, ExecutionRequest, ExecutionResult, ForgeError, OnRateLimit, ProviderId,
     Redactor, TimeoutSources, resolve_timeout,
 };
-use forge_ports::{EventSink, KillLadder, Provider, ProviderSettings, SpawnOptions};
+use forge_ports::{
+    EventSink, KillLadder, Provider, ProviderSettings, RegisteredTool, SpawnOptions, ToolContext,
+    ToolHandler, ToolHost,
+};
 use tokio::sync::mpsc;
 
 use crate::execution::{RunPlan, execute};
@@ -26,6 +29,7 @@ use crate::handle::{RunCanceller, RunHandle};
 use crate::registry::ProviderRegistry;
 use crate::runtime::Runtime;
 use crate::tap::{SessionCallback, Tap};
+use crate::tools::{FnHandler, ToolSet};
 
 /// How many events a stream buffers before the run waits for its reader.
 const STREAM_BUFFER: usize = 1024;
@@ -41,12 +45,46 @@ pub struct CodeAgentBuilder {
     ladder: KillLadder,
     max_line_bytes: usize,
     redactor: Redactor,
+    tools: ToolSet,
+    tool_host: Option<Arc<dyn ToolHost>>,
+    /// The first bad registration, reported by `build`.
+    tool_error: Option<ForgeError>,
     on_rate_limit: OnRateLimit,
     event_sink: Option<Arc<dyn EventSink>>,
     on_session: Option<SessionCallback>,
 }
 
 impl CodeAgentBuilder {
+    /// Registers a tool the agent may call (served to the CLI over MCP): `handler` gets the
+    /// arguments and a context with the run id and the sandboxed workspace, and returns the
+    /// result or an error (the agent sees an error result; the run goes on).
+    pub fn tool<F, Fut>(self, tool: forge_domain::HostedTool, handler: F) -> Self
+    where
+        F: Fn(serde_json::Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<serde_json::Value, ForgeError>> + Send + 'static,
+    {
+        self.tool_handler(tool, Arc::new(FnHandler(handler)))
+    }
+
+    /// Registers a tool with a handler object (e.g. a configured command).
+    pub fn tool_handler(
+        mut self,
+        tool: forge_domain::HostedTool,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Self {
+        if let Err(e) = self.tools.add(tool, handler) {
+            self.tool_error.get_or_insert(e);
+        }
+        self
+    }
+
+    /// The host that serves the registered tools to each run (the composition root passes
+    /// the MCP adapter's).
+    pub fn tool_host(mut self, host: Arc<dyn ToolHost>) -> Self {
+        self.tool_host = Some(host);
+        self
+    }
+
     /// What a run does when its CLI gives up on a rate or usage limit with a reset time:
     /// fail (the default), or wait for the reset and resume the session.
     pub fn on_rate_limit(mut self, policy: OnRateLimit) -> Self {
@@ -120,6 +158,14 @@ impl CodeAgentBuilder {
     /// [`ForgeError::ProviderNotSupported`] when the default provider or a provider with
     /// settings is not registered, or the registry is empty; [`ForgeError::InvalidRequest`] for a bad provider name.
     pub fn build(self) -> Result<CodeAgent, ForgeError> {
+        if let Some(e) = self.tool_error {
+            return Err(e);
+        }
+        if !self.tools.is_empty() && self.tool_host.is_none() {
+            return Err(ForgeError::InvalidRequest {
+                reason: "tools are registered but no tool host serves them".into(),
+            });
+        }
         let invalid = |e: forge_domain::IdError| ForgeError::InvalidRequest {
             reason: e.to_string(),
         };
@@ -159,6 +205,8 @@ impl CodeAgentBuilder {
                 ladder: self.ladder,
                 max_line_bytes: self.max_line_bytes,
                 redactor: self.redactor,
+                tools: self.tools.shared(),
+                tool_host: self.tool_host,
                 on_rate_limit: self.on_rate_limit,
                 event_sink: self.event_sink,
                 on_session: self.on_session,
@@ -182,6 +230,8 @@ struct Inner {
     ladder: KillLadder,
     max_line_bytes: usize,
     redactor: Redactor,
+    tools: Arc<[RegisteredTool]>,
+    tool_host: Option<Arc<dyn ToolHost>>,
     on_rate_limit: OnRateLimit,
     event_sink: Option<Arc<dyn EventSink>>,
     on_session: Option<SessionCallback>,
@@ -206,6 +256,9 @@ impl CodeAgent {
             ladder: KillLadder::default(),
             max_line_bytes: SpawnOptions::default().max_line_bytes,
             redactor: Redactor::new(),
+            tools: ToolSet::default(),
+            tool_host: None,
+            tool_error: None,
             on_rate_limit: OnRateLimit::default(),
             event_sink: None,
             on_session: None,
@@ -358,6 +411,10 @@ impl CodeAgent {
             ladder: self.inner.ladder,
             max_line_bytes: self.inner.max_line_bytes,
             redactor: self.inner.redactor.clone(),
+            tools: (!self.inner.tools.is_empty())
+                .then(|| self.inner.tool_host.clone())
+                .flatten()
+                .map(|host| (host, Arc::clone(&self.inner.tools))),
             on_rate_limit: self.inner.on_rate_limit,
             rate_limit_waits: Vec::new(),
         })

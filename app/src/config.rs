@@ -36,6 +36,12 @@
 //! input_per_mtok = 1.25
 //! cached_input_per_mtok = 0.125
 //! output_per_mtok = 10.0
+//!
+//! [tools.shout]               # a command tool served to the agent over MCP
+//! description = "Upper-cases its text"
+//! input_schema = { type = "object", properties = { text = { type = "string" } } }
+//! command = ["sh", "-c", "tr a-z A-Z"]
+//! timeout_ms = 10000
 //! ```
 
 mod defaults;
@@ -48,6 +54,7 @@ mod layer;
 mod pricing;
 mod source;
 mod task_file;
+mod tools;
 
 pub use defaults::{DEFAULT_GLOBAL_TIMEOUT_MS, DEFAULT_KILL_GRACE_MS, DEFAULT_PROVIDER, defaults};
 pub use delivery_file::{
@@ -61,6 +68,7 @@ pub use layer::{Layer, PartialConfig, PartialProvider};
 pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
 pub use source::{Source, Sourced};
 pub use task_file::{TaskConfig, ValidationConfig, parse_task_config};
+pub use tools::{ToolConfig, parse_tools};
 
 /// File name of the project configuration, looked up in the workdir.
 pub const PROJECT_FILE: &str = "forge.toml";

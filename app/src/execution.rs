@@ -10,8 +10,8 @@ use forge_domain::{
     RunId,
 };
 use forge_ports::{
-    InvocationContext, KillLadder, Provider, RunArtifacts, RunLogger, RunRecord, SpawnOptions,
-    StdoutItem,
+    InvocationContext, KillLadder, Provider, RegisteredTool, RunArtifacts, RunLogger, RunRecord,
+    SpawnOptions, StdoutItem, ToolHost, ToolRun,
 };
 use futures::FutureExt;
 use tokio::sync::mpsc;
@@ -31,10 +31,15 @@ pub(crate) struct RunPlan {
     pub ladder: KillLadder,
     pub max_line_bytes: usize,
     pub redactor: Redactor,
+    /// The tool host and the tools it serves to this run, when any are registered.
+    pub tools: Option<RunTools>,
     pub on_rate_limit: forge_domain::OnRateLimit,
     /// Limits waited out before this run (it resumes the session that hit them).
     pub rate_limit_waits: Vec<forge_domain::RateLimitWait>,
 }
+
+/// The tool host and the registered tools of a run.
+pub(crate) type RunTools = (Arc<dyn ToolHost>, Arc<[RegisteredTool]>);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stop {
@@ -237,12 +242,13 @@ pub(crate) async fn execute_inner(
         Some(vcs) => vcs.is_repository(&workdir).await.ok(),
         None => None,
     };
-    let ctx = InvocationContext {
+    let mut ctx = InvocationContext {
         run_id: plan.run_id.clone(),
         run_dir: bundle.dir().to_path_buf(),
         home,
         in_repository,
         resumed_usage: None,
+        mcp: None,
     };
 
     let mut delivery = Delivery {
@@ -251,6 +257,27 @@ pub(crate) async fn execute_inner(
         sink,
         artifact_error: None,
     };
+
+    // The run's tool server: up before the CLI starts, stopped after it ends (dropping it on
+    // an early return stops it too).
+    let mut tool_server = None;
+    if let Some((host, tools)) = &plan.tools {
+        let run = ToolRun {
+            run_id: plan.run_id.clone(),
+            workspace_root: workdir.clone(),
+            workspace: Arc::clone(&rt.workspace),
+            tools: Arc::clone(tools),
+        };
+        match host.start(run).await {
+            Ok(server) => {
+                ctx.mcp = Some(server.endpoint().clone());
+                tool_server = Some(server);
+            }
+            Err(e) => {
+                return finish_failed(rt, &plan, &mut record, &mut delivery, &workdir, e).await;
+            }
+        }
+    }
 
     let invocation = match provider.invocation(&plan.request, &ctx) {
         Ok(inv) => inv,
@@ -271,7 +298,8 @@ pub(crate) async fn execute_inner(
                 .env
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str())),
-        );
+        )
+        .with_secrets(ctx.mcp.iter().map(|m| m.bearer_token.clone()));
     let options = SpawnOptions {
         max_line_bytes: plan.max_line_bytes,
         stdout_log: Some(delivery.bundle.stdout_log()),
@@ -370,6 +398,16 @@ pub(crate) async fn execute_inner(
         log.warn(&crate::orphans::describe(orphan));
     }
     drop(child);
+    let tool_record = match tool_server.take() {
+        Some(server) => match server.stop().await {
+            Ok(record) => record,
+            Err(e) => {
+                runtime_errors.push(e);
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
 
     // What the CLI said only on stderr (retries), in order before forge's own ending.
     if let Some(exit) = &exit {
@@ -411,6 +449,7 @@ pub(crate) async fn execute_inner(
             duration_ms: Some(duration_ms),
         },
     );
+    crate::tools::merge_tool_record(&mut result, tool_record);
     result.metadata.orphans_ended = orphans_ended;
     result
         .metadata

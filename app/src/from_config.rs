@@ -45,6 +45,7 @@ impl CodeAgent {
         let ids: Vec<String> = registry.ids().map(|id| id.as_str().to_owned()).collect();
         let registered: Vec<&str> = ids.iter().map(String::as_str).collect();
         config.validate(&registered)?;
+        let runner = std::sync::Arc::clone(&runtime.runner);
         let mut builder = CodeAgent::builder(runtime, registry)
             .provider(config.default_provider.value.clone())
             .kill_ladder(config.kill_ladder());
@@ -56,6 +57,16 @@ impl CodeAgent {
         }
         for id in &registered {
             builder = builder.provider_settings(*id, config.settings(id));
+        }
+        for (name, configured) in &config.tools {
+            let tool = &configured.value;
+            let handler = crate::command_tool::CommandTool::new(
+                std::sync::Arc::clone(&runner),
+                name.clone(),
+                tool.command.clone(),
+                std::time::Duration::from_millis(tool.tool.timeout_ms()),
+            );
+            builder = builder.tool_handler(tool.tool.clone(), std::sync::Arc::new(handler));
         }
         Ok(builder)
     }

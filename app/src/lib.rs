@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod assemble;
+pub mod command_tool;
 pub mod config;
 pub mod delivery;
 pub mod execution;
@@ -17,6 +18,7 @@ pub mod registry;
 pub mod runtime;
 pub mod tap;
 pub mod task;
+pub mod tools;
 
 pub use agent::{CodeAgent, CodeAgentBuilder};
 pub use assemble::{AssembleInputs, assemble_result, decode_transcript};

@@ -8,7 +8,7 @@ use forge_adapter_sink::{HttpEventSink, SinkConfig};
 use forge_adapter_telemetry::{NoopMetrics, SystemClock, TracingLogger, UuidV7Ids};
 use forge_app::{CodeAgent, CodeAgentBuilder, ProviderRegistry, Runtime};
 use forge_domain::{ProviderId, Redactor};
-use forge_ports::{ProcessRunner, Provider, ProviderSettings};
+use forge_ports::{ProcessRunner, Provider, ProviderSettings, ToolHost};
 
 use forge_adapter_git::GitCli;
 
@@ -60,9 +60,17 @@ pub fn event_sink(url: &str) -> Result<Arc<HttpEventSink>, String> {
     HttpEventSink::new(url, token, SinkConfig::default()).map(Arc::new)
 }
 
-/// A builder over the real registry and runtime, for library users configuring in code.
+/// A builder over the real registry and runtime, for library users configuring in code
+/// (tools registered with `.tool(…)` are served over MCP).
 pub fn agent_builder() -> CodeAgentBuilder {
-    CodeAgent::builder(runtime(), registry()).redactor(environment_redactor())
+    CodeAgent::builder(runtime(), registry())
+        .redactor(environment_redactor())
+        .tool_host(tool_host())
+}
+
+/// The host of registered tools: one MCP server per run (forge-adapter-mcp).
+pub fn tool_host() -> Arc<dyn ToolHost> {
+    Arc::new(forge_adapter_mcp::McpToolHost::new())
 }
 
 /// The ids of [`registry`], as strings.

@@ -96,6 +96,8 @@ impl EventAccumulator {
                     is_error: false,
                     exit_code: None,
                     status: ToolCallStatus::Pending,
+                    canonical_name: None,
+                    duration_ms: None,
                 });
             }
             AgentEvent::ToolCallFinished {
@@ -130,6 +132,8 @@ impl EventAccumulator {
                         is_error: *is_error,
                         exit_code: *exit_code,
                         status,
+                        canonical_name: None,
+                        duration_ms: None,
                     }),
                 }
             }

@@ -9,6 +9,7 @@ pub mod accumulate;
 pub mod delivery;
 pub mod error;
 pub mod event;
+pub mod hosted_tool;
 pub mod ids;
 pub mod orphan;
 pub mod path_policy;
@@ -27,6 +28,9 @@ pub mod usage;
 pub use accumulate::EventAccumulator;
 pub use error::ForgeError;
 pub use event::{AgentEvent, FileChangeKind};
+pub use hosted_tool::{
+    HostedTool, ToolAnnotations, ToolErrorPolicy, ToolExecution, ToolName, ToolNameError,
+};
 pub use ids::{IdError, ProviderId, RunId, SessionId};
 pub use orphan::EndedOrphan;
 pub use pricing::{ModelPrice, PricingTable};

@@ -57,6 +57,12 @@ pub struct ToolCall {
     #[serde(default)]
     pub exit_code: Option<i32>,
     pub status: ToolCallStatus,
+    /// For a tool forge served (kind `mcp`): the registered name, without the CLI's prefix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_name: Option<Arc<str>>,
+    /// How long forge's handler ran, for a tool forge served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 /// The tool names of one run, each allocated once: a run calls a handful of tools many
@@ -116,6 +122,8 @@ mod tests {
             is_error: false,
             exit_code: Some(0),
             status: ToolCallStatus::Completed,
+            canonical_name: None,
+            duration_ms: None,
         };
         let json = serde_json::to_string(&call).unwrap();
         assert_eq!(

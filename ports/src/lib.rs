@@ -15,6 +15,7 @@ pub mod process;
 pub mod provider;
 pub mod sink;
 pub mod store;
+pub mod tool_host;
 pub mod vcs;
 pub mod workspace;
 
@@ -35,5 +36,8 @@ pub use provider::{
 };
 pub use sink::{EventSink, RunSink};
 pub use store::{DecideOutcome, TaskStore};
+pub use tool_host::{
+    McpEndpoint, RegisteredTool, ToolContext, ToolHandler, ToolHost, ToolRun, ToolServer,
+};
 pub use vcs::{AddedLines, CommitAuthor, PathChange, PathChangeKind, Vcs, WorktreeInfo};
 pub use workspace::Workspace;

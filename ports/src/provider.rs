@@ -67,6 +67,9 @@ pub struct InvocationContext {
     /// The cumulative usage total a resumed session last reported, when known (for CLIs
     /// that report cumulative usage).
     pub resumed_usage: Option<forge_domain::Usage>,
+    /// forge's tool server for this run, when tools are registered: the provider points
+    /// its CLI at it (and allows its tools).
+    pub mcp: Option<crate::tool_host::McpEndpoint>,
 }
 
 /// A snapshot of environment variables, passed in so detection is testable.

@@ -20,6 +20,7 @@ pub mod cases;
 mod check;
 pub mod delivery;
 mod install;
+mod mcp;
 mod record;
 mod resume_cost;
 mod retry_events;
@@ -201,6 +202,11 @@ fn run_groups(suite: &Suite, args: &E2eArgs) -> anyhow::Result<()> {
             failed.push(format!("web group: {e:#}"));
         }
     }
+    if group_selected(args, "mcp") {
+        if let Err(e) = mcp::run(suite, args) {
+            failed.push(format!("mcp group: {e:#}"));
+        }
+    }
     if failed.is_empty() {
         Ok(())
     } else {
@@ -259,7 +265,7 @@ fn select(args: &E2eArgs) -> anyhow::Result<Vec<Expect>> {
     }
     let all = cases::all();
     for s in &args.scenario {
-        if !all.iter().any(|e| e.scenario == s) {
+        if !all.iter().any(|e| e.scenario == s) && !mcp::owns(s) {
             bail!(
                 "unknown scenario {s:?}: {}",
                 Scenario::builtin_names().join(", ")

@@ -162,6 +162,20 @@ fn provider_adapters_are_translators_without_a_runtime() {
 }
 
 #[test]
+fn only_the_mcp_adapter_speaks_mcp() {
+    let speakers: Vec<String> = packages()
+        .into_iter()
+        .filter(|p| p.normal_deps.iter().any(|d| d == "rmcp"))
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(
+        speakers,
+        ["forge-adapter-mcp"],
+        "rmcp belongs to adapters/mcp"
+    );
+}
+
+#[test]
 fn domain_sources_do_no_io() {
     let banned = [
         "std::fs",

@@ -73,8 +73,13 @@ pub fn build(
         push(&mut args, "--max-budget-usd", budget.to_string());
     }
     // One comma-separated value, as the official SDKs pass it (claude splits on commas).
-    if !request.allowed_tools.is_empty() {
-        push(&mut args, "--allowedTools", request.allowed_tools.join(","));
+    let mut allowed = request.allowed_tools.clone();
+    let forge_tools = crate::mcp::args_and_file(request, ctx);
+    if forge_tools.is_some() {
+        allowed.push(crate::mcp::allowed_tools_entry());
+    }
+    if !allowed.is_empty() {
+        push(&mut args, "--allowedTools", allowed.join(","));
     }
     if !request.disallowed_tools.is_empty() {
         push(
@@ -102,6 +107,10 @@ pub fn build(
     if let Some(mcp) = &request.mcp_config {
         push(&mut args, "--mcp-config", mcp.clone());
     }
+    let forge_tools_file = forge_tools.map(|(mcp_args, file)| {
+        args.extend(mcp_args);
+        file
+    });
     for dir in &request.add_dirs {
         push(&mut args, "--add-dir", dir.to_string_lossy().into_owned());
     }
@@ -119,6 +128,7 @@ pub fn build(
     if let Some(run_home) = &ctx.home {
         invocation.files = home::prepared_files(run_home, user, settings.copy_user_auth);
     }
+    invocation.files.extend(forge_tools_file);
     Ok(invocation)
 }
 

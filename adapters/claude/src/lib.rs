@@ -16,6 +16,7 @@ pub mod decode;
 pub mod health;
 pub mod hints;
 pub mod home;
+pub mod mcp;
 pub mod provider;
 pub mod result;
 mod run_cost;

@@ -62,6 +62,10 @@ pub fn build_invocation(
             format!("developer_instructions={}", toml_string(extra)),
         ]);
     }
+    let forge_tools = crate::mcp::args_and_env(ctx);
+    if let Some((mcp_args, _)) = &forge_tools {
+        args.extend(mcp_args.iter().cloned());
+    }
     args.extend(settings.args.iter().cloned());
     args.extend(request.extra_args.iter().cloned());
     if let Some(thread) = &request.resume_session_id {
@@ -85,6 +89,9 @@ pub fn build_invocation(
     invocation.stdin = Some(stdin);
     invocation.install_hint = Some(INSTALL_HINT.to_owned());
     invocation.env = env_for(settings, request, ctx);
+    if let Some((_, (key, token))) = forge_tools {
+        invocation.env.set.insert(key, token);
+    }
     if let Some(run_home) = &ctx.home {
         // A configured home is the caller's (pre-created, e.g. by the e2e harness): as is.
         let is_private = settings.home.as_deref() != Some(run_home.as_path());

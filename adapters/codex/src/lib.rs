@@ -11,6 +11,7 @@ pub mod features;
 pub mod health;
 pub mod home;
 mod items;
+pub mod mcp;
 pub mod provider;
 mod result;
 mod retry;

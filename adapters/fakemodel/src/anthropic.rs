@@ -168,10 +168,7 @@ fn stop_reason(plan: &ReplyPlan) -> &'static str {
 }
 
 fn input_json(payload: &CallPayload) -> Value {
-    match payload {
-        CallPayload::Json(args) => args.clone(),
-        CallPayload::Custom(text) => json!({ "input": text }),
-    }
+    payload.as_json()
 }
 
 fn push_block(events: &mut Vec<String>, index: usize, block: &Value, deltas: &[Value]) {

@@ -57,6 +57,16 @@ impl TurnBook {
     }
 
     /// Decide the answer to the next turn request of `conversation`, updating its counters.
+    /// The turn a conversation's next request would get, without consuming it.
+    pub fn peek(&self, conversation: &str) -> Option<&Turn> {
+        let all = self
+            .progress
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let next = all.get(conversation).map_or(0, |p| p.next);
+        self.scenario.turns.get(next)
+    }
+
     pub fn decide(&self, conversation: &str) -> Decision {
         // A poisoned lock only means another handler panicked mid-update; counters are
         // still usable, so keep serving rather than failing every later request.

@@ -5,7 +5,6 @@ use serde_json::{Value, json};
 use crate::inspect::{digest, find_line_after};
 use crate::reply::{IdGen, ReplyPlan};
 use crate::sse::data_event;
-use crate::tools::CallPayload;
 
 /// What a `/v1beta/models/{model}:{method}` path asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,10 +78,7 @@ fn parts(plan: &ReplyPlan, with_text: bool) -> Vec<Value> {
         parts.push(json!({"text": plan.full_text()}));
     }
     for call in &plan.calls {
-        let args = match &call.payload {
-            CallPayload::Json(args) => args.clone(),
-            CallPayload::Custom(text) => json!({ "input": text }),
-        };
+        let args = call.payload.as_json();
         parts.push(json!({"functionCall": {"name": call.name, "args": args}}));
     }
     parts

@@ -223,11 +223,16 @@ fn side_text(schema: Option<&Value>) -> String {
 
 fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequest) -> Response {
     entry.conversation = Some(request.conversation.clone());
+    if let Some(search) = codex_tool_search(state, request) {
+        // Codex must load the MCP namespace first; the scripted turn waits for the next request.
+        entry.outcome = "tool_search".into();
+        return search;
+    }
     let decision = state.book.decide(&request.conversation);
     let plan_for = |index: usize| {
         let catalog = ToolCatalog::from_request(request.vendor, request.body);
         state.book.turn(index).map(|turn| {
-            let plan = ReplyPlan::for_turn(
+            let mut plan = ReplyPlan::for_turn(
                 request.vendor,
                 turn,
                 &catalog,
@@ -235,6 +240,7 @@ fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequ
                 &request.model,
                 request.input_tokens,
             );
+            echo_last_tool_output(&mut plan, request);
             (plan, Duration::from_millis(turn.chunk_delay_ms))
         })
     };
@@ -283,6 +289,47 @@ fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequ
             )
         }
     }
+}
+
+/// A `tool_search` answer when the conversation's next turn calls an MCP tool Codex has not
+/// loaded yet.
+fn codex_tool_search(state: &AppState, request: &TurnRequest<'_>) -> Option<Response> {
+    if request.vendor != Vendor::OpenAi {
+        return None;
+    }
+    let turn = state.book.peek(&request.conversation)?;
+    let calls_mcp = turn
+        .tool_calls
+        .iter()
+        .any(|a| matches!(a, crate::scenario::ToolAction::Mcp { .. }));
+    if !calls_mcp || !crate::mcp::codex_needs_search(request.body) {
+        return None;
+    }
+    let plan = ReplyPlan {
+        model: request.model.clone(),
+        thinking: None,
+        text_chunks: Vec::new(),
+        calls: vec![crate::mcp::tool_search_call()],
+        input_tokens: request.input_tokens,
+    };
+    Some(render(
+        state,
+        request.vendor,
+        &plan,
+        request.stream,
+        Delivery::default(),
+    ))
+}
+
+/// `{last_tool_output}` in a turn's text becomes the last tool result the request carries.
+fn echo_last_tool_output(plan: &mut ReplyPlan, request: &TurnRequest<'_>) {
+    let marker = crate::mcp::LAST_TOOL_OUTPUT;
+    if !plan.full_text().contains(marker) {
+        return;
+    }
+    let output = crate::mcp::last_tool_output(request.vendor, request.body).unwrap_or_default();
+    let text = plan.full_text().replace(marker, &output);
+    plan.text_chunks = vec![text];
 }
 
 /// The usage a plan's response reports (every vendor renders the same two counts).

@@ -85,6 +85,7 @@ pub mod gemini;
 mod handler;
 pub mod inspect;
 mod log;
+pub mod mcp;
 pub mod openai;
 pub mod reply;
 mod scenario;

@@ -113,8 +113,35 @@ fn push_call(
     ids: &IdGen,
 ) -> Value {
     let call_id = ids.next("call_");
+    if let CallPayload::ToolSearch(args) = &call.payload {
+        // A client-side search: one whole item, no argument deltas.
+        let item = json!({
+            "id": ids.next("tsc_"), "type": "tool_search_call", "status": "completed",
+            "call_id": call_id, "execution": "client", "arguments": args
+        });
+        events.push(
+            "response.output_item.added",
+            json!({"output_index": index, "item": item.clone()}),
+        );
+        events.push(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item.clone()}),
+        );
+        return item;
+    }
+    let namespace = match &call.payload {
+        CallPayload::Namespaced { namespace, .. } => Some(namespace.clone()),
+        _ => None,
+    };
     let (item_id, kind, field, value, delta_kind) = match &call.payload {
-        CallPayload::Json(args) => (
+        CallPayload::Json(args) | CallPayload::Namespaced { args, .. } => (
+            ids.next("fc_"),
+            "function_call",
+            "arguments",
+            args.to_string(),
+            "response.function_call_arguments",
+        ),
+        CallPayload::ToolSearch(args) => (
             ids.next("fc_"),
             "function_call",
             "arguments",
@@ -130,10 +157,14 @@ fn push_call(
         ),
     };
     let item_with = |status: &str, value: &str| {
-        json!({
+        let mut item = json!({
             "id": item_id, "type": kind, "status": status, "call_id": call_id,
             "name": call.name, field: value
-        })
+        });
+        if let (Some(namespace), Some(map)) = (&namespace, item.as_object_mut()) {
+            map.insert("namespace".into(), json!(namespace));
+        }
+        item
     };
     events.push(
         "response.output_item.added",

@@ -72,6 +72,12 @@ pub enum ToolAction {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
     },
+    /// Call `tool` of the MCP server `forge` (see [`crate::mcp`]).
+    Mcp {
+        tool: String,
+        #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+        arguments: serde_json::Value,
+    },
 }
 
 /// An HTTP failure injected in place of a turn.

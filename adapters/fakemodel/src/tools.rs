@@ -46,6 +46,24 @@ pub struct ConcreteCall {
 pub enum CallPayload {
     Json(Value),
     Custom(String),
+    /// A Codex function inside a namespace (an MCP server's tools).
+    Namespaced {
+        namespace: String,
+        args: Value,
+    },
+    /// A Codex client-side `tool_search` call with these arguments.
+    ToolSearch(Value),
+}
+
+impl CallPayload {
+    /// The arguments as one JSON object, for formats without namespaces or custom tools.
+    pub fn as_json(&self) -> Value {
+        match self {
+            CallPayload::Json(args) | CallPayload::Namespaced { args, .. } => args.clone(),
+            CallPayload::ToolSearch(args) => args.clone(),
+            CallPayload::Custom(text) => json!({ "input": text }),
+        }
+    }
 }
 
 impl ToolCatalog {
@@ -118,6 +136,9 @@ pub fn map_action(
     catalog: &ToolCatalog,
     workdir: Option<&str>,
 ) -> ConcreteCall {
+    if let ToolAction::Mcp { tool, arguments } = action {
+        return crate::mcp::map_mcp(vendor, tool, arguments);
+    }
     match vendor {
         Vendor::Anthropic => map_anthropic(action, catalog, workdir),
         Vendor::OpenAi => map_openai(action, catalog),
@@ -158,6 +179,9 @@ fn map_anthropic(
             command.clone(),
             description.as_deref().unwrap_or("Run a shell command"),
         ),
+        ToolAction::Mcp { tool, arguments } => {
+            crate::mcp::map_mcp(Vendor::Anthropic, tool, arguments)
+        }
     }
 }
 
@@ -178,6 +202,7 @@ fn map_openai(action: &ToolAction, catalog: &ToolCatalog) -> ConcreteCall {
             openai_shell(catalog, format!("cat {}", shell_quote(path)))
         }
         ToolAction::Shell { command, .. } => openai_shell(catalog, command.clone()),
+        ToolAction::Mcp { tool, arguments } => crate::mcp::map_mcp(Vendor::OpenAi, tool, arguments),
     }
 }
 
@@ -227,6 +252,7 @@ fn map_gemini(action: &ToolAction, catalog: &ToolCatalog, workdir: Option<&str>)
             command.clone(),
             description.as_deref().unwrap_or("Run a shell command"),
         ),
+        ToolAction::Mcp { tool, arguments } => crate::mcp::map_mcp(Vendor::Gemini, tool, arguments),
     }
 }
 

@@ -93,7 +93,20 @@ pub fn build(
     ctx: &InvocationContext,
 ) -> Result<Invocation, ForgeError> {
     check_supported(request)?;
-    let overlay = home::overlay(request)?;
+    let mut overlay = home::overlay(request)?;
+    let forge_tools = crate::mcp::args_and_overlay(ctx);
+    if let Some((_, servers)) = &forge_tools {
+        if ctx.home.is_none() {
+            return Err(invalid(
+                "gemini takes MCP servers only from settings.json: run it with a private home \
+                 (isolate_home or a configured home) so forge can serve its tools",
+            ));
+        }
+        match &mut overlay {
+            Some(overlay) => home::merge(overlay, servers.clone()),
+            None => overlay = Some(servers.clone()),
+        }
+    }
 
     let mut args: Vec<String> = vec![
         "--output-format".into(),
@@ -118,6 +131,9 @@ pub fn build(
     }
     if let Some(session) = &request.resume_session_id {
         args.extend(["--resume".into(), session.as_str().to_owned()]);
+    }
+    if let Some((mcp_args, _)) = forge_tools {
+        args.extend(mcp_args);
     }
     args.extend(settings.args.iter().cloned());
     args.extend(request.extra_args.iter().cloned());

@@ -35,6 +35,7 @@ mod framing;
 pub mod health;
 pub mod home;
 pub mod json_output;
+pub mod mcp;
 pub mod provider;
 mod report;
 mod result;

@@ -25,6 +25,9 @@ pub struct EffectiveConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub on_rate_limit: Option<Sourced<OnRateLimit>>,
     pub providers: BTreeMap<String, EffectiveProvider>,
+    /// Configured command tools, by name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, Sourced<super::tools::ToolConfig>>,
 }
 
 /// One provider's section in force. Unset keys are absent from `config show`.
@@ -71,6 +74,7 @@ pub fn merge(layers: &[Layer]) -> EffectiveConfig {
         kill_grace_ms: None,
         on_rate_limit: None,
         providers: BTreeMap::new(),
+        tools: BTreeMap::new(),
     };
     for layer in layers {
         let src = &layer.source;
@@ -80,6 +84,10 @@ pub fn merge(layers: &[Layer]) -> EffectiveConfig {
         }
         set(&mut out.timeout_ms, c.timeout_ms, src);
         set(&mut out.kill_grace_ms, c.kill_grace_ms, src);
+        for (name, tool) in &c.tools {
+            out.tools
+                .insert(name.clone(), Sourced::new(tool.clone(), src.clone()));
+        }
         set(&mut out.on_rate_limit, c.on_rate_limit, src);
         for (id, section) in &c.providers {
             let target = out.providers.entry(id.clone()).or_default();

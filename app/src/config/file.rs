@@ -25,6 +25,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "store",
     // Read by `serve` itself (its roots); a run's configuration has no use for it.
     "server",
+    "tools",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",
@@ -107,7 +108,13 @@ impl Reader {
                 })
                 .transpose()?,
             providers: BTreeMap::new(),
+            tools: BTreeMap::new(),
         };
+        if let Some(tools) = self.table(table, "", "tools")? {
+            config
+                .tools
+                .extend(super::tools::parse_tools(tools, &self.origin)?);
+        }
         if let Some(name) = &config.default_provider {
             self.provider_name("default_provider", name)?;
         }
@@ -366,7 +373,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, delivery, store, server)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, delivery, store, server, tools)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

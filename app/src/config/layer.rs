@@ -16,6 +16,8 @@ pub struct PartialConfig {
     /// `wait` or `fail` when a CLI gives up on a rate or usage limit with a reset time.
     pub on_rate_limit: Option<OnRateLimit>,
     pub providers: BTreeMap<String, PartialProvider>,
+    /// `[tools.NAME]` command tools, merged by name across layers.
+    pub tools: BTreeMap<String, super::tools::ToolConfig>,
 }
 
 /// `[providers.<id>]`.

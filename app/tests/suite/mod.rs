@@ -6,3 +6,4 @@ mod run;
 mod stream_cancel;
 mod tap;
 mod task;
+mod tools;

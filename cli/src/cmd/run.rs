@@ -33,7 +33,8 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     let mut builder =
         CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
             .map_err(|e| Failure::Usage(e.to_string()))?
-            .redactor(compose::environment_redactor());
+            .redactor(compose::environment_redactor())
+            .tool_host(compose::tool_host());
     if let Some(sink) = &sink {
         builder = builder.event_sink(Arc::clone(sink) as Arc<dyn EventSink>);
     }

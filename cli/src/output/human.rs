@@ -90,6 +90,8 @@ impl<'a> HumanRenderer<'a> {
                     } else {
                         ToolCallStatus::Completed
                     },
+                    canonical_name: None,
+                    duration_ms: None,
                 };
                 self.line(&tool_line::render(self.style, &call));
             }

@@ -108,6 +108,8 @@ mod tests {
             is_error: status == ToolCallStatus::Failed,
             exit_code: exit,
             status,
+            canonical_name: None,
+            duration_ms: None,
         }
     }
 

@@ -17,6 +17,7 @@ fn ctx(home: Option<&str>) -> InvocationContext {
         home: home.map(PathBuf::from),
         in_repository: Some(true),
         resumed_usage: None,
+        mcp: None,
     }
 }
 

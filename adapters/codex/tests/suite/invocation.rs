@@ -20,6 +20,7 @@ fn ctx() -> InvocationContext {
         home: None,
         in_repository: Some(false),
         resumed_usage: None,
+        mcp: None,
     }
 }
 

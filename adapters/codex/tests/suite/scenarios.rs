@@ -211,6 +211,7 @@ fn resumed_runs_report_their_own_share_of_the_thread() {
             output_tokens: 18,
             ..Usage::default()
         }),
+        mcp: None,
     };
     provider.invocation(&req, &ctx).unwrap();
     let d = decode_with(provider.decoder(&req), &stdout, None);
@@ -279,6 +280,7 @@ fn a_resumed_run_measures_from_the_threads_rollout() {
         home: Some(home.path().to_path_buf()),
         in_repository: Some(true),
         resumed_usage: None,
+        mcp: None,
     };
     provider.invocation(&req, &ctx).unwrap();
     let stdout = resumed(

@@ -8,6 +8,7 @@ pub mod notify;
 pub mod observe;
 pub mod process;
 pub mod sink;
+pub mod tool_host;
 pub mod workspace;
 
 pub use artifacts::{MemoryArtifactStore, StoredRun};
@@ -17,4 +18,5 @@ pub use notify::RecordingNotifier;
 pub use observe::{RecordingLogger, RecordingMetrics};
 pub use process::{ScriptStep, ScriptedProcessRunner, ScriptedRun};
 pub use sink::RecordingSink;
+pub use tool_host::RecordingToolHost;
 pub use workspace::PassthroughWorkspace;

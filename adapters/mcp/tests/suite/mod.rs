@@ -1,0 +1,3 @@
+mod client;
+mod fixtures;
+mod server;
