@@ -6,6 +6,7 @@
 //! environment, the file system or a process; adapters do that and hand values in.
 
 pub mod accumulate;
+pub mod autoloop;
 pub mod error;
 pub mod event;
 pub mod ids;
