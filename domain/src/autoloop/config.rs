@@ -165,9 +165,12 @@ impl AutoConfig {
             key: key.to_owned(),
             reason,
         };
-        let task = raw
-            .task
-            .ok_or_else(|| fail("task", "missing (task.goal says what the loop is for)".into()))?;
+        let task = raw.task.ok_or_else(|| {
+            fail(
+                "task",
+                "missing (task.goal says what the loop is for)".into(),
+            )
+        })?;
         if task.goal.trim().is_empty() {
             return Err(fail("task.goal", "must not be empty".into()));
         }
@@ -176,7 +179,10 @@ impl AutoConfig {
             .as_deref()
             .is_some_and(|p| p.trim().is_empty())
         {
-            return Err(fail("task.initial_prompt", "must not be empty when given".into()));
+            return Err(fail(
+                "task.initial_prompt",
+                "must not be empty when given".into(),
+            ));
         }
         let (section, key, implied) = match (raw.provider, raw.claude) {
             (Some(_), Some(_)) => {
@@ -197,7 +203,10 @@ impl AutoConfig {
         let name_key = format!("{key}.name");
         check_provider(&name, known).map_err(|r| fail(&name_key, r))?;
         if section.timeout_seconds == Some(0) {
-            return Err(fail(&format!("{key}.timeout_seconds"), "must be at least 1".into()));
+            return Err(fail(
+                &format!("{key}.timeout_seconds"),
+                "must be at least 1".into(),
+            ));
         }
         check_safety(&raw.safety).map_err(|(k, r)| fail(&format!("safety.{k}"), r))?;
         check_personas(&raw.persona).map_err(|(k, r)| fail(&format!("persona.{k}"), r))?;
@@ -251,7 +260,10 @@ fn check_provider(name: &str, known: &[&str]) -> Result<(), String> {
     if known.contains(&name) {
         Ok(())
     } else {
-        Err(format!("unknown provider {name:?}: expected {}", known.join(", ")))
+        Err(format!(
+            "unknown provider {name:?}: expected {}",
+            known.join(", ")
+        ))
     }
 }
 
@@ -260,7 +272,10 @@ fn check_safety(s: &SafetyConfig) -> Result<(), (&'static str, String)> {
         return Err(("max_iterations", "must be at least 1".into()));
     }
     if !s.max_duration_hours.is_finite() || s.max_duration_hours <= 0.0 {
-        return Err(("max_duration_hours", "must be a positive number of hours".into()));
+        return Err((
+            "max_duration_hours",
+            "must be a positive number of hours".into(),
+        ));
     }
     if s.iteration_timeout_seconds == 0 {
         return Err(("iteration_timeout_seconds", "must be at least 1".into()));
@@ -293,7 +308,10 @@ fn check_personas(p: &PersonaConfig) -> Result<(), (String, String)> {
         }
         seen.push(&persona.name);
         if let Some(k) = persona.keywords.iter().position(|k| k.trim().is_empty()) {
-            return Err((format!("personas[{i}].keywords[{k}]"), "must not be empty".into()));
+            return Err((
+                format!("personas[{i}].keywords[{k}]"),
+                "must not be empty".into(),
+            ));
         }
     }
     if !p.personas.is_empty() && !seen.contains(&p.default_persona.as_str()) {

@@ -27,3 +27,6 @@ pub use prompts::{executor_prompt, planning_prompt, research_prompt};
 pub use report::{LoopReport, render_markdown};
 pub use research::{ResearchCache, normalise_query};
 pub use state::{IterationRecord, LoopState, Outcome, Phase, RunRef, RunRole, Step, Stopped};
+
+#[cfg(test)]
+mod tests;

@@ -15,7 +15,11 @@ pub fn planning_prompt(config: &AutoConfig, state: &LoopState) -> String {
     let mut p = String::new();
     let _ = writeln!(p, "You are the planner of an autonomous coding loop.");
     let _ = writeln!(p, "Goal: {}", config.task.goal);
-    let _ = writeln!(p, "Iteration: {} of at most {}", state.iteration, config.safety.max_iterations);
+    let _ = writeln!(
+        p,
+        "Iteration: {} of at most {}",
+        state.iteration, config.safety.max_iterations
+    );
     let done: Vec<_> = state
         .history
         .iter()

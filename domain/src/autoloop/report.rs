@@ -97,7 +97,8 @@ impl LoopReport {
             research: ResearchTotals {
                 hits: state.research_hits,
                 misses: state.research_misses,
-                hit_rate: (lookups > 0).then(|| f64::from(state.research_hits) / f64::from(lookups)),
+                hit_rate: (lookups > 0)
+                    .then(|| f64::from(state.research_hits) / f64::from(lookups)),
             },
             persona_switches: state
                 .persona_switches
@@ -191,5 +192,8 @@ fn duration(ms: Option<u64>) -> String {
         clippy::cast_precision_loss,
         reason = "milliseconds of a loop are far below 2^52"
     )]
-    ms.map_or_else(|| "-".to_owned(), |ms| format!("{:.1}s", ms as f64 / 1000.0))
+    ms.map_or_else(
+        || "-".to_owned(),
+        |ms| format!("{:.1}s", ms as f64 / 1000.0),
+    )
 }

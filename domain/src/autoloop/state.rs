@@ -250,7 +250,8 @@ impl LoopState {
         if let Some(run) = run {
             self.record_run(run);
         }
-        self.consecutive_errors = 0;
+        // The error count is reset by a successful execution only: a loop whose planner
+        // answers well but whose every task fails must still reach `too_many_errors`.
         let mut events = vec![self.event(
             now_ms,
             run_id,
