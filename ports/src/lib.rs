@@ -5,6 +5,7 @@
 //! Adapters implement them; `forge-app` composes them; only the binary picks implementations.
 
 pub mod artifacts;
+pub mod autoloop;
 pub mod clock;
 pub mod logger;
 pub mod metrics;
@@ -14,6 +15,7 @@ pub mod vcs;
 pub mod workspace;
 
 pub use artifacts::{ArtifactStore, RunArtifacts, RunRecord, RunSummary};
+pub use autoloop::{LoopStore, StopSignal};
 pub use clock::{Clock, IdGenerator};
 pub use logger::{Logger, RunLogger};
 pub use metrics::Metrics;

@@ -11,6 +11,7 @@
 //! reader never sees half a JSON document, whatever happens to the writer.
 
 mod atomic;
+mod autoloop;
 mod blocking;
 mod bundle;
 mod confine;
@@ -20,6 +21,7 @@ mod run_artifacts;
 mod store;
 mod workspace;
 
+pub use autoloop::{AUTO_DIR, FsLoopStore, STATE_FILE, StopFile};
 pub use bundle::{BUNDLE_FILES, FORGE_DIR, RUNS_DIR};
 pub use redact_json::redact_json;
 pub use run_artifacts::FsRunArtifacts;

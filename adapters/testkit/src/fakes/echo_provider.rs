@@ -5,7 +5,7 @@
 //! `{"type":"session","id":"s1"}`, `{"type":"text","text":"hi"}`,
 //! `{"type":"tool","id":"t1","name":"Bash","input":{}}`,
 //! `{"type":"tool_result","id":"t1","output":"ok","is_error":false}`,
-//! `{"type":"result","ok":true,"text":"done"}`.
+//! `{"type":"result","ok":true,"text":"done"}` (optionally with `"cost_usd":0.1`).
 
 use std::sync::Arc;
 
@@ -224,8 +224,11 @@ impl Decoder for EchoDecoder {
                     stop_reason: None,
                     result_text: Some(text),
                     usage: None,
-                    cost_usd: None,
-                    cost_source: None,
+                    // Optional `"cost_usd": 0.1`, for callers that sum costs.
+                    cost_usd: value.get("cost_usd").and_then(Value::as_f64),
+                    cost_source: value
+                        .get("cost_usd")
+                        .map(|_| forge_domain::CostSource::Reported),
                     num_turns: None,
                     duration_ms: None,
                 }
