@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod assemble;
+pub mod autoloop;
 pub mod config;
 pub mod execution;
 pub mod from_config;
@@ -15,6 +16,7 @@ pub mod runtime;
 
 pub use agent::{CodeAgent, CodeAgentBuilder};
 pub use assemble::{AssembleInputs, assemble_result, decode_transcript};
+pub use autoloop::{AutoLoop, LoopOutcome};
 pub use handle::{RunCanceller, RunHandle};
 pub use registry::{ProviderFactory, ProviderRegistry};
 pub use runtime::Runtime;

@@ -1,3 +1,4 @@
+mod autoloop;
 mod faults;
 mod harness;
 mod run;
