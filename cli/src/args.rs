@@ -66,6 +66,9 @@ pub enum Command {
     /// The scripted fake model server the real CLIs can be pointed at (offline testing)
     #[command(subcommand)]
     FakeModel(crate::cmd::fake_model::FakeModelCommand),
+    /// The autonomous loop: a planner proposes the next task, an executor carries it out,
+    /// until the goal is done or a safety rail stops it (state saved after every step)
+    Auto(crate::cmd::auto::AutoArgs),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for

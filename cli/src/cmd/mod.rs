@@ -1,6 +1,7 @@
 //! One module per subcommand; `dispatch` picks it and, for those that need one, starts the
 //! async runtime (after argument parsing, so `--help` and `--version` stay instant).
 
+pub(crate) mod auto;
 mod completions;
 mod config_show;
 pub(crate) mod demo;
@@ -42,6 +43,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Runs(command) => runs::run(command).await,
         Command::Events(args) => events::run(&args),
         Command::Demo(args) => demo::run(args).await,
+        Command::Auto(args) => auto::run(args).await,
         Command::FakeModel(command) => fake_model::run(command).await,
         Command::Completions { .. } | Command::Config(_) => Ok(0),
     }

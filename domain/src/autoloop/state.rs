@@ -23,6 +23,9 @@ pub const STATE_VERSION: u32 = 1;
 pub struct LoopState {
     pub version: u32,
     pub goal: String,
+    /// The loop's provider (for reports read back from the state).
+    #[serde(default)]
+    pub provider: String,
     pub started_at_ms: u64,
     #[serde(default)]
     pub ended_at_ms: Option<u64>,
@@ -155,6 +158,7 @@ impl LoopState {
         Self {
             version: STATE_VERSION,
             goal: config.task.goal.clone(),
+            provider: config.provider.clone(),
             started_at_ms: now_ms,
             ended_at_ms: None,
             iteration: 0,
