@@ -219,10 +219,11 @@ fn side_text(schema: Option<&Value>) -> String {
 
 fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequest) -> Response {
     entry.conversation = Some(request.conversation.clone());
-    let decision = state.book.decide(&request.conversation);
+    let route = state.book.route_for(request.body);
+    let decision = state.book.decide_in(route, &request.conversation);
     let plan_for = |index: usize| {
         let catalog = ToolCatalog::from_request(request.vendor, request.body);
-        state.book.turn(index).map(|turn| {
+        state.book.turn_in(route, index).map(|turn| {
             let plan = ReplyPlan::for_turn(
                 request.vendor,
                 turn,
