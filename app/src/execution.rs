@@ -265,6 +265,7 @@ async fn execute_inner(
         stdout_log: Some(delivery.bundle.stdout_log()),
         stderr_log: Some(delivery.bundle.stderr_log()),
         redactor: redactor.clone(),
+        run_marker: Some(plan.run_id.as_str().to_owned()),
         ..SpawnOptions::default()
     };
     let mut child = match rt.runner.spawn(invocation, options).await {
@@ -352,6 +353,10 @@ async fn execute_inner(
             None
         }
     };
+    let orphans_ended = child.ended_orphans();
+    for orphan in &orphans_ended {
+        log.warn(&crate::orphans::describe(orphan));
+    }
     drop(child);
 
     // Cancel wins races: a cancel that arrived while the child was ending still counts.
@@ -376,7 +381,7 @@ async fn execute_inner(
 
     let pieces = decoder.finish(exit.as_ref());
     let duration_ms = rt.clock.monotonic_ms().saturating_sub(started_mono);
-    let result = assemble_result(
+    let mut result = assemble_result(
         pieces,
         AssembleInputs {
             provider: provider.id(),
@@ -390,6 +395,7 @@ async fn execute_inner(
             duration_ms: Some(duration_ms),
         },
     );
+    result.metadata.orphans_ended = orphans_ended;
     finish_bundle(rt, &mut record, delivery.bundle, &result, &redactor).await
 }
 

@@ -11,6 +11,7 @@ pub mod config;
 pub mod execution;
 pub mod from_config;
 pub mod handle;
+pub mod orphans;
 pub mod registry;
 pub mod runtime;
 

@@ -19,7 +19,7 @@ pub enum IdError {
     TooLong { what: &'static str, max: usize },
 }
 
-fn check(
+pub(crate) fn check(
     what: &'static str,
     value: &str,
     max: usize,

@@ -1,9 +1,20 @@
 //! What a run produced: one shape for every provider.
+//!
+//! **A result's figures are the run's own.** `usage` and `cost_usd` (and the `Completed`
+//! event's) count what this one run consumed, also when it resumed a session, whoever ran
+//! the session's earlier turns (forge or the CLI itself). Where a CLI reports the session's
+//! running total instead, the adapter derives the run's share from what the CLI and its
+//! session files say, or prices the run's own tokens, and never passes the running total
+//! off as the run's. A running total the CLI gives is kept beside it, in
+//! `session_usage` / `session_cost_usd`, set only for a resumed run. Everything that sums
+//! or shows cost (footer, `--json`, `result.json`, `runs list`, metrics, task pipeline,
+//! loop) reads the run's figures.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::ForgeError;
 use crate::ids::{ProviderId, RunId, SessionId};
+use crate::orphan::EndedOrphan;
 use crate::raw::RawJson;
 use crate::tool::ToolCall;
 use crate::usage::Usage;
@@ -19,11 +30,16 @@ pub enum ExecutionStatus {
     Partial,
 }
 
-/// Whether a cost came from the CLI or from forge's pricing table.
+/// Where a cost came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CostSource {
+    /// The CLI reported this run's cost.
     Reported,
+    /// Computed from figures the CLI reported (e.g. the session's cost per token applied to
+    /// the run's tokens).
+    Derived,
+    /// forge's pricing table applied to the run's tokens.
     Estimated,
 }
 
@@ -43,6 +59,13 @@ pub struct ExecutionMetadata {
     pub cost_usd: Option<f64>,
     #[serde(default)]
     pub cost_source: Option<CostSource>,
+    /// A resumed session's running token total as the CLI reported it at the end of this
+    /// run (earlier runs included); never the run's own usage (see the module doc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_usage: Option<Usage>,
+    /// A resumed session's running cost as the CLI reported it (earlier runs included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_cost_usd: Option<f64>,
     #[serde(default)]
     pub num_turns: Option<u32>,
     #[serde(default)]
@@ -61,6 +84,10 @@ pub struct ExecutionMetadata {
     /// thread's cumulative total").
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Descendants that had left the run's process group and were found alive after it,
+    /// then ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orphans_ended: Vec<EndedOrphan>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

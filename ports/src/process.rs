@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use forge_domain::{ForgeError, Redactor};
+use forge_domain::{EndedOrphan, ForgeError, Redactor};
 
 /// The child's environment: inherited (or cleared), then `remove`, then `set`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,6 +103,9 @@ pub struct SpawnOptions {
     /// After the child exits, how long to keep reading stdout that a leftover grandchild
     /// holds open before the group is killed and the stream closed.
     pub drain_after_exit: Duration,
+    /// The run this child belongs to. Every process it starts carries it in its environment,
+    /// so descendants that leave the process group can still be found and ended.
+    pub run_marker: Option<String>,
 }
 
 impl Default for SpawnOptions {
@@ -114,6 +117,7 @@ impl Default for SpawnOptions {
             stderr_log: None,
             redactor: Redactor::new(),
             drain_after_exit: Duration::from_millis(500),
+            run_marker: None,
         }
     }
 }
@@ -180,6 +184,14 @@ pub trait ProcessRunner: Send + Sync {
     /// Where `program` would be found: itself when it contains a `/` and exists, else the
     /// first match on PATH. `None` when not found (not an error: callers report it).
     fn locate(&self, program: &Path) -> Option<PathBuf>;
+
+    /// Ends the live processes that carry the marker of a run that is over (its forge is
+    /// gone) and returns them: descendants that had left their run's process group when that
+    /// forge died. Runs of this process are left alone. Nothing to do where markers cannot be
+    /// read.
+    async fn end_orphans_of_finished_runs(&self) -> Vec<EndedOrphan> {
+        Vec::new()
+    }
 }
 
 /// A running child. Dropping it kills the whole group with SIGKILL.
@@ -203,6 +215,12 @@ pub trait RunningProcess: Send {
     /// # Errors
     /// [`ForgeError::Io`] when waiting fails.
     async fn wait(&mut self) -> Result<ProcessExit, ForgeError>;
+
+    /// After [`RunningProcess::wait`]: the descendants that had left the process group but
+    /// carried this run's marker, and were ended once the run was over.
+    fn ended_orphans(&self) -> Vec<EndedOrphan> {
+        Vec::new()
+    }
 }
 
 #[async_trait]

@@ -4,13 +4,14 @@
 use std::sync::Arc;
 
 use forge_domain::{
-    AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind,
+    AgentEvent, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind,
     ForgeError, PricingTable, RawJson, SessionId, ToolKind, ToolNames,
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 use serde_json::value::RawValue;
 
 use crate::result::{self, ResultReport};
+use crate::run_cost::{CostFacts, run_cost};
 use crate::tools;
 use crate::wire::lenient::Str;
 use crate::wire::{
@@ -53,9 +54,10 @@ pub struct ClaudeDecoder {
     pub(crate) denied_tools: Vec<String>,
     /// Tool names, each allocated once per run.
     names: ToolNames,
-    /// Hot lines skip their layout reading (`layout.rs`) and take the serde path: only in
-    /// the test that checks the one against the other.
-    pub(crate) general_path_only: bool,
+    /// A resumed session's running totals (`modelUsage`, `total_cost_usd`): kept apart
+    /// from the run's own figures.
+    pub(crate) session_usage: Option<forge_domain::Usage>,
+    pub(crate) session_cost_usd: Option<f64>,
 }
 
 impl ClaudeDecoder {
@@ -131,19 +133,9 @@ impl ClaudeDecoder {
     ) -> Result<(), serde_json::Error> {
         match kind {
             "system" => self.system(serde_json::from_str(json)?, json, out),
-            // The hot kinds: read by the cursor when they can be (`layout.rs`), else by serde.
-            "assistant" => match self.fast(crate::layout::assistant, json) {
-                Some(line) => self.assistant(line, json, out),
-                None => self.assistant(serde_json::from_str(json)?, json, out),
-            },
-            "user" => match self.fast(crate::layout::user, json) {
-                Some(line) => self.user(line, json, out),
-                None => self.user(serde_json::from_str(json)?, json, out),
-            },
-            "stream_event" => match self.fast(crate::layout::stream_event, json) {
-                Some(line) => self.stream_event(line, out),
-                None => self.stream_event(serde_json::from_str(json)?, out),
-            },
+            "assistant" => self.assistant(serde_json::from_str(json)?, json, out),
+            "user" => self.user(serde_json::from_str(json)?, json, out),
+            "stream_event" => self.stream_event(serde_json::from_str(json)?, out),
             "result" => self.result(serde_json::from_str(json)?, out),
             other => {
                 // Syntax only (and a repeated `type`): the line is kept raw.
@@ -152,15 +144,6 @@ impl ClaudeDecoder {
             }
         }
         Ok(())
-    }
-
-    /// `read(json)` unless the fast path is off.
-    fn fast<'a, T>(&self, read: fn(&'a str) -> Option<T>, json: &'a str) -> Option<T> {
-        if self.general_path_only {
-            None
-        } else {
-            read(json)
-        }
     }
 
     /// A line that starts like JSON but could not be read: invalid JSON becomes `Unparsed`,
@@ -310,15 +293,8 @@ impl ClaudeDecoder {
         let kind = tools::kind_of(&name);
         let raw_input = block.input;
         let path = tools::written_path_field(&name).and_then(|field| {
-            let raw_input = raw_input?;
-            // The cursor first (no second parse); serde for an input of another shape.
-            match crate::layout::input_string(raw_input, field) {
-                Ok(path) => path.map(|p| self.relative(&p)),
-                Err(()) => {
-                    let target = serde_json::from_str::<WriteTarget<'_>>(raw_input).ok()?;
-                    target.field(field).map(|p| self.relative(p))
-                }
-            }
+            let target = serde_json::from_str::<WriteTarget<'_>>(raw_input?).ok()?;
+            target.field(field).map(|p| self.relative(p))
         });
         let input = raw_input.map_or_else(RawJson::null, RawJson::from_parsed);
         // A repeated id replaces the older pending call, as the CLI would pair it.
@@ -448,7 +424,19 @@ impl ClaudeDecoder {
             (false, _) => line.stop_reason.take().or_else(|| terminal_reason.clone()),
         };
         let result_text = line.result.take();
-        let cost_usd = line.total_cost_usd.0;
+        let usage = line.usage.0.map(WireUsage::to_usage);
+        let facts = CostFacts {
+            resumed: self.resumed,
+            run_usage: usage.as_ref(),
+            total_cost_usd: line.total_cost_usd.0,
+            session: line.model_usage,
+            since_last_result: line.model_usage_since_last_result,
+        };
+        let cost = run_cost(&facts);
+        if self.resumed {
+            self.session_cost_usd = line.total_cost_usd.0.or(line.model_usage.cost_usd);
+            self.session_usage = (line.model_usage.models > 0).then_some(line.model_usage.usage);
+        }
         if let Some(session) = line
             .session_id
             .as_deref()
@@ -479,9 +467,9 @@ impl ClaudeDecoder {
             },
             stop_reason,
             result_text,
-            usage: line.usage.0.map(WireUsage::to_usage),
-            cost_usd,
-            cost_source: cost_usd.map(|_| CostSource::Reported),
+            usage,
+            cost_usd: cost.map(|(c, _)| c),
+            cost_source: cost.map(|(_, source)| source),
             num_turns: line.num_turns.get_u32(),
             duration_ms: line.duration_ms.get(),
         };

@@ -16,9 +16,9 @@ pub mod decode;
 pub mod health;
 pub mod hints;
 pub mod home;
-mod layout;
 pub mod provider;
 pub mod result;
+mod run_cost;
 pub mod tools;
 pub mod wire;
 

@@ -121,12 +121,16 @@ pub(crate) fn finish(d: &mut ClaudeDecoder, exit: Option<&ProcessExit>) -> Resul
             metadata.cost_source = Some(CostSource::Estimated);
         }
     }
-    if d.resumed && metadata.cost_source == Some(CostSource::Reported) {
-        metadata.notes.push(
-            "cost_usd is claude's total_cost_usd, cumulative over the resumed session \
-             (earlier runs included)"
-                .to_owned(),
-        );
+    if d.resumed {
+        metadata.session_usage = d.session_usage;
+        metadata.session_cost_usd = d.session_cost_usd;
+        if metadata.cost_source == Some(CostSource::Derived) {
+            metadata.notes.push(
+                "cost_usd is this run's share: the session's cost per token (modelUsage) \
+                 applied to this run's usage; session_cost_usd is the session's running total"
+                    .to_owned(),
+            );
+        }
     }
     let mut denied: Vec<&str> = d.denied_tools.iter().map(String::as_str).collect();
     if let Some(r) = &report {

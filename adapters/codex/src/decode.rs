@@ -1,9 +1,8 @@
 //! The stateful decoder of `codex exec --json` stdout.
 //!
-//! Hot lines are read by their layout in one pass (`layout.rs`); any other line by one
-//! borrowed serde parse ([`crate::wire::Line`]). Both dispatch to the same handlers, which
-//! fold events into an [`EventAccumulator`] as they are emitted; `finish` (in `result.rs`)
-//! builds the pieces.
+//! Every line is read by one borrowed, lenient serde parse ([`crate::wire::Line`]) and
+//! dispatched on its `type`; the handlers fold events into an [`EventAccumulator`] as they
+//! are emitted; `finish` (in `result.rs`) builds the pieces.
 
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionRequest, ExecutionStatus, ForgeError,
@@ -11,8 +10,6 @@ use forge_domain::{
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ProviderSettings, ResultPieces};
 
-use crate::items::ToolItem;
-use crate::layout::{Hot, HotItem};
 use crate::retry::parse_reconnect;
 use crate::wire::{Line, Message, WireUsage};
 
@@ -23,7 +20,8 @@ pub struct CodexDecoder {
     /// `request.workdir`, to make file change paths workspace-relative.
     pub(crate) workdir: String,
     pub(crate) resuming: bool,
-    /// The resumed thread's last known cumulative total (usage is reported per thread).
+    /// The resumed thread's running total before this run (usage is reported per thread):
+    /// from its rollout, read before the run (`rollout.rs`).
     pub(crate) baseline: Option<Usage>,
     /// The model asked for (request, else settings).
     pub(crate) model: Option<String>,
@@ -36,16 +34,13 @@ pub struct CodexDecoder {
     pub(crate) turn_failed: Option<String>,
     /// The last top-level `error` that was not a reconnect notice.
     pub(crate) last_error: Option<String>,
-    /// The last `turn.completed` usage: cumulative over the thread.
+    /// The last `turn.completed` usage: the thread's running total.
     pub(crate) cumulative: Option<Usage>,
     /// Tool calls started and not yet finished, as indices into `acc.tool_calls` (the id is
     /// there): rarely more than one, so a Vec.
     pub(crate) open_calls: Vec<usize>,
     /// Tool names (item types), each allocated once per run.
     pub(crate) names: ToolNames,
-    /// Hot lines skip their layout reading (`layout.rs`) and take the serde path: only in
-    /// the test that checks the one against the other.
-    pub(crate) general_path_only: bool,
 }
 
 impl CodexDecoder {
@@ -66,7 +61,6 @@ impl CodexDecoder {
             cumulative: None,
             open_calls: Vec::new(),
             names: ToolNames::new(),
-            general_path_only: false,
         }
     }
 
@@ -89,15 +83,18 @@ impl CodexDecoder {
         self.model.as_deref().or(self.model_from_run.as_deref())
     }
 
-    /// This run's share of the thread's cumulative usage.
-    pub(crate) fn run_usage(&self, cumulative: Usage) -> Usage {
-        match &self.baseline {
-            Some(base) => cumulative.saturating_sub(base),
-            None => cumulative,
+    /// This run's own usage out of the thread's running total: the total itself for a run
+    /// that started the thread, the total less the thread's total before the run for a
+    /// resumed one, and `None` when that earlier total is not known (never the running total).
+    pub(crate) fn run_usage(&self, cumulative: Usage) -> Option<Usage> {
+        match (&self.baseline, self.resuming) {
+            (_, false) => Some(cumulative),
+            (Some(base), true) => Some(cumulative.saturating_sub(base)),
+            (None, true) => None,
         }
     }
 
-    /// A line read by the general path (any key order): dispatch on its `type`.
+    /// A parsed line: dispatch on its `type`.
     fn on_line(&mut self, line: Line<'_>, raw: &str, out: &mut Vec<AgentEvent>) {
         let Some(kind) = line.kind.as_deref() else {
             // The legacy `{"id","msg"}` protocol (codex before ≈0.44) or a stray object.
@@ -115,66 +112,6 @@ impl CodexDecoder {
                 None => self.emit(unknown(kind, raw), out),
             },
             other => self.emit(unknown(other, raw), out),
-        }
-    }
-
-    /// A line the layout fast path read (`layout.rs`).
-    fn on_hot(&mut self, hot: Hot<'_>, out: &mut Vec<AgentEvent>) {
-        let (phase, item) = match hot {
-            Hot::TurnStarted => {
-                self.turns += 1;
-                return;
-            }
-            Hot::ThreadStarted { thread_id } => {
-                return self.on_thread_started(Some(&thread_id), out);
-            }
-            Hot::TurnCompleted { usage } => return self.on_turn_completed(usage, out),
-            Hot::Error { message } => return self.on_error_line(Some(&message), out),
-            Hot::Item { phase, item } => (phase, item),
-        };
-        let completed = phase == "item.completed";
-        match item {
-            HotItem::Message { kind, text } => {
-                self.on_message_item(kind, completed, Some(text), out);
-            }
-            HotItem::Command {
-                id,
-                command,
-                output,
-                exit_code,
-                status,
-            } => {
-                let tool = ToolItem {
-                    id: Some(id),
-                    status: Some(status),
-                    exit_code,
-                    output: Some(output),
-                    error: None,
-                    result: None,
-                    changes: None,
-                };
-                // The command's literal is valid JSON already: spliced in, not re-escaped.
-                let input =
-                    || RawJson::from_parsed_parts(&["{\"command\":", command.literal(), "}"]);
-                self.on_tool_item("command_execution", completed, tool, input, out);
-            }
-            HotItem::FileChange {
-                id,
-                changes,
-                status,
-            } => {
-                let tool = ToolItem {
-                    id: Some(id),
-                    status: Some(status),
-                    exit_code: None,
-                    output: None,
-                    error: None,
-                    result: None,
-                    changes: Some(changes),
-                };
-                let input = || RawJson::from_parsed_parts(&["{\"changes\":", changes, "}"]);
-                self.on_tool_item("file_change", completed, tool, input, out);
-            }
         }
     }
 
@@ -224,24 +161,21 @@ impl CodexDecoder {
 
     fn on_turn_completed(&mut self, wire: WireUsage, out: &mut Vec<AgentEvent>) {
         self.turn_completed = true;
-        let cumulative = Usage {
-            input_tokens: wire.input_tokens,
-            output_tokens: wire.output_tokens,
-            cache_read_tokens: wire.cached_input_tokens,
-            cache_write_tokens: wire.cache_write_input_tokens,
-            reasoning_tokens: wire.reasoning_output_tokens,
-        };
+        let cumulative = wire.to_usage();
         self.cumulative = Some(cumulative);
         let usage = self.run_usage(cumulative);
-        self.emit(AgentEvent::UsageUpdate { usage }, out);
-        let cost_usd = self
-            .model()
-            .and_then(|model| self.pricing.estimate(model, &usage));
+        if let Some(usage) = usage {
+            self.emit(AgentEvent::UsageUpdate { usage }, out);
+        }
+        let cost_usd = usage.and_then(|usage| {
+            self.model()
+                .and_then(|model| self.pricing.estimate(model, &usage))
+        });
         let ev = AgentEvent::Completed {
             status: ExecutionStatus::Success,
             stop_reason: None,
             result_text: self.acc.last_text().map(str::to_owned),
-            usage: Some(usage),
+            usage,
             cost_usd,
             cost_source: cost_usd.map(|_| CostSource::Estimated),
             num_turns: Some(self.turns),
@@ -293,11 +227,6 @@ impl Decoder for CodexDecoder {
         match trimmed.as_bytes().first() {
             None => Ok(LineShape::Blank),
             Some(b'{') => {
-                if let Some(hot) = crate::layout::read(trimmed).filter(|_| !self.general_path_only)
-                {
-                    self.on_hot(hot, out);
-                    return Ok(LineShape::Json);
-                }
                 match serde_json::from_str::<Line<'_>>(trimmed) {
                     Ok(parsed) => {
                         self.on_line(parsed, trimmed, out);

@@ -199,20 +199,13 @@ impl CodexDecoder {
             path: relative_to(workdir, path),
             change: change_kind(kind),
         };
-        // Codex's own layout first (nothing parsed twice), then any shape serde can read.
-        let walked = crate::layout::walk_changes(changes, |path, kind| {
-            out.push(changed(&path, kind));
-        });
-        if walked.is_none() {
-            out.truncate(start);
-            match serde_json::from_str::<Vec<Change<'_>>>(changes) {
-                Ok(changes) => out.extend(
-                    changes
-                        .iter()
-                        .map(|c| changed(&c.path, c.kind.map(RawValue::get))),
-                ),
-                Err(_) => out.push(warning("codex file_change with unreadable changes".into())),
-            }
+        match serde_json::from_str::<Vec<Change<'_>>>(changes) {
+            Ok(changes) => out.extend(
+                changes
+                    .iter()
+                    .map(|c| changed(&c.path, c.kind.map(RawValue::get))),
+            ),
+            Err(_) => out.push(warning("codex file_change with unreadable changes".into())),
         }
         for ev in out.get(start..).unwrap_or_default() {
             self.acc.observe(ev);

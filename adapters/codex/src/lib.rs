@@ -11,10 +11,10 @@ pub mod features;
 pub mod health;
 pub mod home;
 mod items;
-mod layout;
 pub mod provider;
 mod result;
 mod retry;
+pub mod rollout;
 pub mod tools;
 mod wire;
 

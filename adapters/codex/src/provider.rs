@@ -1,6 +1,7 @@
 //! `CodexProvider`: the `Provider` port for `codex exec --json`.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
@@ -14,6 +15,7 @@ use semver::Version;
 use crate::argv::{INSTALL_HINT, build_invocation};
 use crate::decode::CodexDecoder;
 use crate::features::CliFeatures;
+use crate::home::{CODEX_HOME_ENV, user_codex_home};
 
 /// How many resumed-usage baselines are kept between `invocation` and `decoder`.
 const MAX_BASELINES: usize = 64;
@@ -23,7 +25,8 @@ pub struct CodexProvider {
     settings: ProviderSettings,
     /// The flag table row in use: the newest known, or the detected version's.
     features: Mutex<CliFeatures>,
-    /// `ctx.resumed_usage` seen by `invocation`, keyed by the thread being resumed, handed
+    /// The resumed thread's total before the run (`ctx.resumed_usage`, else its rollout), seen
+    /// by `invocation`, keyed by the thread being resumed, handed
     /// to the decoder built next for that thread (the port gives `decoder` no context).
     baselines: Mutex<BTreeMap<SessionId, Usage>>,
 }
@@ -89,7 +92,20 @@ impl Provider for CodexProvider {
         ctx: &InvocationContext,
     ) -> Result<Invocation, ForgeError> {
         let invocation = build_invocation(&self.settings, self.features(), request, ctx)?;
-        if let (Some(id), Some(usage)) = (&request.resume_session_id, ctx.resumed_usage) {
+        // The thread's total before this run: given by the caller, else read from the
+        // thread's rollout in the CODEX_HOME this invocation uses.
+        let before = request.resume_session_id.as_ref().and_then(|id| {
+            ctx.resumed_usage.or_else(|| {
+                let home = invocation
+                    .env
+                    .set
+                    .get(CODEX_HOME_ENV)
+                    .map(PathBuf::from)
+                    .or_else(user_codex_home)?;
+                crate::rollout::thread_total(&home, id.as_str())
+            })
+        });
+        if let (Some(id), Some(usage)) = (&request.resume_session_id, before) {
             let mut baselines = self
                 .baselines
                 .lock()

@@ -2,7 +2,7 @@
 //!
 //! Codex's terminal events are `turn.completed` (success) and `turn.failed`; neither means the
 //! process died first (SIGINT/SIGTERM mid-turn print nothing). Codex reports tokens, never
-//! money or a stop reason, and its usage is the thread's cumulative total.
+//! money or a stop reason, and its usage is the thread's running total (see `rollout.rs`).
 
 use forge_domain::{CostSource, ExecutionMetadata, ForgeError, error::excerpt};
 use forge_ports::{ProcessExit, ResultPieces};
@@ -47,15 +47,14 @@ pub(crate) fn finish(dec: &mut CodexDecoder, exit: Option<&ProcessExit>) -> Resu
     }
 
     let mut notes = Vec::new();
-    let usage = dec.cumulative.map(|total| {
-        if dec.resuming {
-            notes.push(match dec.baseline {
-                Some(_) => "usage is this run's share: the resumed thread's cumulative total minus its last known total".to_owned(),
-                None => "usage is cumulative over the resumed thread (its earlier total was not known)".to_owned(),
-            });
-        }
-        dec.run_usage(total)
-    });
+    let usage = dec.cumulative.and_then(|total| dec.run_usage(total));
+    let session_usage = dec.cumulative.filter(|_| dec.resuming);
+    if dec.resuming && dec.cumulative.is_some() {
+        notes.push(match dec.baseline {
+            Some(_) => "usage is this run's own: the thread's running total (session_usage) less its total before the run, from the thread's rollout".to_owned(),
+            None => "this run's own usage is not known: the thread's total before the run could not be read; session_usage is the thread's running total".to_owned(),
+        });
+    }
     let model = dec.model().map(str::to_owned);
     let cost_usd = match (&model, &usage) {
         (Some(model), Some(usage)) => dec.pricing.estimate(model, usage),
@@ -73,6 +72,7 @@ pub(crate) fn finish(dec: &mut CodexDecoder, exit: Option<&ProcessExit>) -> Resu
             session_id: acc.session_id.clone(),
             model,
             usage: usage.unwrap_or_default(),
+            session_usage,
             cost_usd,
             cost_source: cost_usd.map(|_| CostSource::Estimated),
             num_turns: (dec.turns > 0).then_some(dec.turns),

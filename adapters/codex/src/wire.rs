@@ -90,6 +90,18 @@ pub struct WireUsage {
     pub reasoning_output_tokens: u64,
 }
 
+impl WireUsage {
+    pub fn to_usage(self) -> forge_domain::Usage {
+        forge_domain::Usage {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cache_read_tokens: self.cached_input_tokens,
+            cache_write_tokens: self.cache_write_input_tokens,
+            reasoning_tokens: self.reasoning_output_tokens,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub struct Message<'a> {
     #[serde(borrow, default)]

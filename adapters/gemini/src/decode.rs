@@ -11,7 +11,6 @@ use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 
 use crate::cost;
 use crate::framing::looks_like_json;
-use crate::layout::Hot;
 use crate::report::RunReport;
 use crate::tools::{relative_to, tool_kind, written_path};
 use crate::wire::{
@@ -41,9 +40,6 @@ pub struct GeminiDecoder {
     tool_call_seq: u64,
     /// Tool names, each allocated once per run.
     names: ToolNames,
-    /// Hot lines skip their layout reading (`layout.rs`) and take the serde path: only in
-    /// the test that checks the one against the other.
-    pub(crate) general_path_only: bool,
 }
 
 impl GeminiDecoder {
@@ -55,7 +51,6 @@ impl GeminiDecoder {
             json_response: None,
             tool_call_seq: 0,
             names: ToolNames::new(),
-            general_path_only: false,
         }
     }
 
@@ -121,16 +116,6 @@ impl GeminiDecoder {
             }
         }
         Ok(())
-    }
-
-    /// A line the layout fast path read (`layout.rs`).
-    fn on_hot(&mut self, hot: Hot<'_>, raw: &str, out: &mut Vec<AgentEvent>) {
-        match hot {
-            Hot::Init(ev) => self.on_init(ev, raw, out),
-            Hot::Message(ev) => self.on_message(ev, raw, out),
-            Hot::ToolUse(ev) => self.on_tool_use(ev, out),
-            Hot::ToolResult(ev) => self.on_tool_result(ev, out),
-        }
     }
 
     fn on_message(&mut self, ev: MessageEvent<'_>, raw: &str, out: &mut Vec<AgentEvent>) {
@@ -401,7 +386,7 @@ impl Decoder for GeminiDecoder {
         // `trim`. Only the start: the parser skips trailing whitespace itself, and reading
         // the last byte first would fetch a long line's far end out of order. Paths that keep
         // the text trim the end themselves (`RawJson::from_parsed`, `recover`). Every `Ok`
-        // past the text check follows a read of the whole line, by layout or by serde.
+        // past the text check follows a serde read of the whole line.
         let trimmed = line.trim_ascii_start();
         if trimmed.is_empty() {
             return Ok(LineShape::Blank);
@@ -414,10 +399,6 @@ impl Decoder for GeminiDecoder {
                 },
             );
             return Ok(LineShape::classify(line));
-        }
-        if let Some(hot) = crate::layout::read(trimmed).filter(|_| !self.general_path_only) {
-            self.on_hot(hot, trimmed, out);
-            return Ok(LineShape::Json);
         }
         let kind = match serde_json::from_str::<KindOnly<'_>>(trimmed) {
             Ok(k) => k.kind,

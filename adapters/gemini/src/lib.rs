@@ -35,7 +35,6 @@ mod framing;
 pub mod health;
 pub mod home;
 pub mod json_output;
-mod layout;
 pub mod provider;
 mod report;
 mod result;

@@ -1,6 +1,5 @@
 //! Gemini CLI tool names → canonical [`ToolKind`]s.
 
-use forge_adapter_support::layout::Cursor;
 use forge_domain::{RawJson, ToolKind};
 use serde::Deserialize;
 
@@ -38,56 +37,13 @@ struct PathFields {
 /// `write_file` and `replace`; older builds said `absolute_path` or `path`): the first of
 /// them that is a string. Read only for writes that succeeded.
 pub fn written_path(parameters: &RawJson) -> Option<String> {
-    // The cursor first (no second parse of the tool's content); serde for other shapes.
-    walked_path(parameters.as_str()).unwrap_or_else(|| serde_path(parameters.as_str()))
-}
-
-/// [`written_path`] read by serde.
-fn serde_path(parameters: &str) -> Option<String> {
-    let fields: PathFields = serde_json::from_str(parameters).ok()?;
+    let fields: PathFields = serde_json::from_str(parameters.as_str()).ok()?;
     [fields.file_path, fields.absolute_path, fields.path]
         .into_iter()
         .find_map(|v| match v {
             Some(serde_json::Value::String(s)) => Some(s),
             _ => None,
         })
-}
-
-/// [`written_path`] read member by member: `None` when the parameters are not an object the
-/// cursor reads exactly as serde would (a repeated field, an escaped key).
-fn walked_path(parameters: &str) -> Option<Option<String>> {
-    const FIELDS: [&str; 3] = ["file_path", "absolute_path", "path"];
-    let mut found: [Option<Option<String>>; 3] = [None, None, None];
-    let mut c = Cursor::new(parameters);
-    c.object(|key, c| {
-        let Some(at) = FIELDS
-            .iter()
-            .position(|f| *f == key.plain().unwrap_or_default())
-        else {
-            // An escaped key could spell a field: serde decides then.
-            key.plain()?;
-            return c.skip();
-        };
-        let slot = found.get_mut(at)?;
-        if slot.is_some() {
-            return None;
-        }
-        *slot = Some(if c.rest().starts_with('"') {
-            Some(c.string_text()?.into_owned())
-        } else {
-            // Any other type: serde reads it as a `Value` (numbers there: left to serde).
-            if c.rest()
-                .starts_with(|ch: char| ch == '-' || ch.is_ascii_digit())
-            {
-                return None;
-            }
-            c.skip()?;
-            None
-        });
-        Some(())
-    })?;
-    c.end()?;
-    Some(found.into_iter().flatten().flatten().next())
 }
 
 /// `path` relative to `workdir` when it lies inside it; unchanged otherwise.
@@ -105,35 +61,6 @@ pub fn relative_to(path: &str, workdir: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn written_paths_read_by_the_cursor_match_serde() {
-        for params in [
-            r#"{"content":"a\nb","file_path":"/w/a.txt"}"#,
-            r#"{"path":"p","absolute_path":"/abs","file_path":"/f"}"#,
-            r#"{"path":"p","file_path":null}"#,
-            r#"{"file_path":["x"],"path":"p"}"#,
-            r#"{"file_path":"a","file_path":"b"}"#,
-            r#"{"file_path":7,"path":"p"}"#,
-            r#"{"file_\u0070ath":"esc","path":"p"}"#,
-            r#"{"content":"x"}"#,
-            r#"[1]"#,
-            r#"{"file_path":"\u00e9\t.txt"}"#,
-        ] {
-            if let Some(walked) = walked_path(params) {
-                assert_eq!(walked, serde_path(params), "{params}");
-            }
-            assert_eq!(
-                written_path(&RawJson::from_parsed(params)),
-                serde_path(params),
-                "{params}"
-            );
-        }
-        assert_eq!(
-            walked_path(r#"{"path":"p","absolute_path":"/abs"}"#),
-            Some(Some("/abs".into()))
-        );
-    }
 
     #[test]
     fn kinds_follow_the_tool_names() {
@@ -166,6 +93,10 @@ mod tests {
         check(r#"{"content":"x","absolute_path":"/w/b"}"#, Some("/w/b"));
         check(r#"{"file_path":5,"path":"c"}"#, Some("c"));
         check(r#"{"content":"x"}"#, None);
+        check(r#"{"path":"p","file_path":null}"#, Some("p"));
+        check(r#"{"file_\u0070ath":"esc"}"#, Some("esc"));
+        check(r#"{"file_path":"a","file_path":"b"}"#, None);
+        check("[1]", None);
         check("null", None);
     }
 

@@ -34,9 +34,8 @@ impl Str<'_> {
     }
 }
 
-// stream-json events, one struct per kind: the hot kinds are read by layout first
-// (`layout.rs` fills these same structs); any other line has its kind read ([`KindOnly`])
-// and is then read into a small struct with only that kind's fields. One flat struct for
+// stream-json events, one struct per kind: a line has its kind read ([`KindOnly`]) and is
+// then read into a small struct with only that kind's fields. One flat struct for
 // all kinds was several times the size of a line, and moving it cost more than reading it.
 //
 // `type` in each, unread: a repeated `type` key fails the line, which is then reported.

@@ -20,6 +20,9 @@
 //!     and the watchdog SIGKILLs the whole group, itself included. It never holds the
 //!     stdout/stderr pipes. It is orphaned when the CLI exits, so its zombie is reaped by
 //!     init (a container whose PID 1 does not reap keeps `Z` entries, which are harmless);
+//! - starts with **default dispositions and an empty signal mask** for the signals forge
+//!   uses (`child_signals.rs`), whatever forge inherited: a forge started as a background
+//!   job has SIGINT ignored, and the ladder's SIGINT must still reach the CLI;
 //! - is **killed on drop** of its [`TokioRunningProcess`] (SIGKILL to the group).
 //!
 //! Stdout is read as **bounded lines** ([`lines::BoundedLines`]): `\n` ends a line, a
@@ -39,16 +42,24 @@
 //! grace → SIGKILL on the group. After the child exits, a grandchild still holding stdout
 //! gets `drain_after_exit` to finish, then the group is killed; the stream never hangs.
 //!
-//! Not covered: a descendant that leaves the group on purpose (`setsid`, `setpgid`) escapes
-//! group signals and the watchdog; only a cgroup would catch it.
+//! A descendant that leaves the group on purpose (`setsid`, `setpgid`) escapes group signals
+//! and the watchdog. With [`forge_ports::SpawnOptions::run_marker`] set, every child carries
+//! `FORGE_RUN_ID=<run>` and `FORGE_RUN_OWNER=<forge pid>:<start time>` in its environment
+//! (`orphans.rs`): once `wait` has killed the group, live processes with the run's marker are
+//! ended with a short ladder of their own and reported
+//! ([`forge_ports::RunningProcess::ended_orphans`]);
+//! [`forge_ports::ProcessRunner::end_orphans_of_finished_runs`] does the same, at start-up,
+//! for runs whose forge died. Only a program that clears its environment escapes both.
 
 pub mod lines;
 
+mod child_signals;
 mod files;
 mod group;
 mod lifeline;
 mod locate;
 mod log_sink;
+mod orphans;
 mod output;
 mod runner;
 mod running;

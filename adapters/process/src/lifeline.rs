@@ -57,6 +57,8 @@ impl ChildSetup {
 
     /// Runs in the child after `fork`, before `exec` (`Command::pre_exec`).
     pub(crate) fn run_in_child(&self) -> io::Result<()> {
+        // Before the watchdog is forked: it sets its own dispositions on top of these.
+        crate::child_signals::reset_in_child()?;
         // SAFETY: plain syscalls on our own process; no memory is touched.
         if unsafe { libc::setpgid(0, 0) } != 0 {
             return Err(io::Error::last_os_error());

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use forge_domain::ForgeError;
+use forge_domain::{EndedOrphan, ForgeError};
 use forge_ports::{CapturedOutput, Invocation, ProcessRunner, RunningProcess, SpawnOptions};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, Command};
@@ -18,6 +18,7 @@ use crate::group::ProcessGroup;
 use crate::lifeline::{ChildSetup, lifeline_pipe};
 use crate::locate::{locate_in, not_found, resolve_program};
 use crate::log_sink::LogSink;
+use crate::orphans::{OWNER_MARKER, RUN_MARKER};
 use crate::running::{Parts, TokioRunningProcess};
 use crate::stderr::pump_stderr;
 use crate::stdout::{STDOUT_CHANNEL_BATCHES, StdoutStream, pump_stdout};
@@ -48,6 +49,12 @@ impl TokioProcessRunner {
         let (lifeline_read, lifeline_write) =
             lifeline_pipe().map_err(|err| ForgeError::io("creating the lifeline pipe", err))?;
         let mut command = command_for(&invocation, &program);
+        if let Some(run_id) = &options.run_marker {
+            // After the invocation's own variables, so nothing can unset or fake them.
+            command
+                .env(RUN_MARKER, run_id)
+                .env(OWNER_MARKER, crate::orphans::own_token());
+        }
         let setup = ChildSetup::new(lifeline_read.as_raw_fd());
         // SAFETY: `run_in_child` makes only async-signal-safe calls (see lifeline.rs).
         #[expect(
@@ -112,6 +119,7 @@ impl TokioProcessRunner {
             stderr_task,
             lifeline: lifeline_write,
             drain_after_exit: options.drain_after_exit,
+            run_marker: options.run_marker,
         }))
     }
 }
@@ -136,6 +144,10 @@ impl ProcessRunner for TokioProcessRunner {
 
     fn locate(&self, program: &Path) -> Option<PathBuf> {
         locate_in(program, None)
+    }
+
+    async fn end_orphans_of_finished_runs(&self) -> Vec<EndedOrphan> {
+        crate::orphans::end_orphans_of_finished_runs().await
     }
 }
 

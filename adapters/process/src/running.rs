@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use forge_domain::ForgeError;
+use forge_domain::{EndedOrphan, ForgeError};
 use forge_ports::{ProcessExit, ProcessKiller, RunningProcess, StdoutItem};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -31,6 +31,10 @@ pub struct TokioRunningProcess {
     lifeline: Option<OwnedFd>,
     drain_after_exit: Duration,
     finished: Option<ProcessExit>,
+    /// The run whose marker the children carry; `None`: not marked, nothing to look for.
+    run_marker: Option<String>,
+    /// Marked descendants outside the group, ended by `wait`.
+    orphans: Vec<EndedOrphan>,
 }
 
 /// The parts [`crate::TokioProcessRunner::spawn`] assembles.
@@ -43,6 +47,7 @@ pub(crate) struct Parts {
     pub stderr_task: JoinHandle<StderrSummary>,
     pub lifeline: OwnedFd,
     pub drain_after_exit: Duration,
+    pub run_marker: Option<String>,
 }
 
 impl TokioRunningProcess {
@@ -62,6 +67,8 @@ impl TokioRunningProcess {
             lifeline: Some(parts.lifeline),
             drain_after_exit: parts.drain_after_exit,
             finished: None,
+            run_marker: parts.run_marker,
+            orphans: Vec::new(),
         }
     }
 
@@ -99,6 +106,10 @@ impl RunningProcess for TokioRunningProcess {
         Arc::clone(&self.killer) as Arc<dyn ProcessKiller>
     }
 
+    fn ended_orphans(&self) -> Vec<EndedOrphan> {
+        self.orphans.clone()
+    }
+
     async fn wait(&mut self) -> Result<ProcessExit, ForgeError> {
         if let Some(done) = &self.finished {
             return Ok(done.clone());
@@ -119,6 +130,10 @@ impl RunningProcess for TokioRunningProcess {
         // Whatever is left of the group goes now; then the watchdog may go too.
         self.group.kill_and_release();
         self.lifeline.take();
+        // The group is gone; what still carries the run's marker left it on purpose.
+        if let Some(run_id) = &self.run_marker {
+            self.orphans = crate::orphans::end_orphans_of_run(run_id).await;
+        }
         if self.stdout.is_finished() {
             // The stream ended, so the reader is only flushing its log: let it finish.
             // Otherwise the log completes once the stream is drained or dropped.

@@ -4,12 +4,9 @@
 //! - [`probe`]: `detect`'s common start (locate the binary, fill a `Detection`) and the
 //!   `--version` probe through the `ProcessRunner` port;
 //! - [`version`]: reading `x.y.z` out of a CLI's output and checking a semver range;
-//! - [`layout`]: walking a CLI's compact JSON line by its known key order, validating as it
-//!   goes (the decoders' fast path);
 //! - [`provider`]: the checked provider id and the `Provider` methods every adapter writes
 //!   the same way.
 
-pub mod layout;
 pub mod probe;
 pub mod provider;
 pub mod version;

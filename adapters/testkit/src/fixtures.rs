@@ -26,6 +26,27 @@ impl Transcript {
             .and_then(serde_json::Value::as_i64)
             .map(|c| c as i32)
     }
+
+    /// The session the recorded run resumed, read off its argv (`--resume=<id>`,
+    /// `--resume <id>`, codex's `resume <id>`); `None` for a run that started a session.
+    pub fn resumed_session(&self) -> Option<String> {
+        let argv: Vec<&str> = self
+            .meta
+            .get("argv")?
+            .as_array()?
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .collect();
+        argv.iter().enumerate().find_map(|(i, arg)| {
+            if let Some(id) = arg.strip_prefix("--resume=") {
+                return Some(id.to_owned());
+            }
+            let next = argv.get(i + 1).filter(|n| !n.starts_with('-'));
+            matches!(*arg, "--resume" | "-r" | "resume")
+                .then(|| next.map(|n| (*n).to_owned()))
+                .flatten()
+        })
+    }
 }
 
 /// Every transcript of `cli` (all versions), sorted by version then scenario.

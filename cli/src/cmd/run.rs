@@ -26,6 +26,8 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
         .and_then(|b| b.redactor(compose::environment_redactor()).build())
         .map_err(|e| Failure::Usage(e.to_string()))?;
 
+    agent.end_orphans_of_finished_runs().await;
+
     let mut request = agent.request(prompt);
     request.workdir = workdir(&args.config);
     apply_request_defaults(&config, &mut request);

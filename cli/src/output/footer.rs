@@ -23,9 +23,14 @@ pub fn render(style: Style, result: &ExecutionResult) -> Vec<String> {
     let mut parts = vec![style.bold(status), result.provider.to_string()];
     parts.push(match (m.cost_usd, m.cost_source) {
         (Some(cost), Some(CostSource::Estimated)) => format!("${cost:.4} estimated"),
+        (Some(cost), Some(CostSource::Derived)) => format!("${cost:.4} derived"),
         (Some(cost), _) => format!("${cost:.4} reported"),
         (None, _) => "cost unknown".into(),
     });
+    // A resumed session's running total, apart from the run's own figures.
+    if let Some(total) = m.session_cost_usd {
+        parts.push(format!("session ${total:.4}"));
+    }
     let u = &m.usage;
     let mut tokens = format!("{} in / {} out tokens", u.input_tokens, u.output_tokens);
     if u.cache_read_tokens > 0 {

@@ -7,5 +7,6 @@ mod exit_codes;
 mod fake_model;
 mod harness;
 mod help;
+mod orphans;
 mod run_output;
 mod sigint;

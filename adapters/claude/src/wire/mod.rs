@@ -8,6 +8,7 @@
 //! skipped by serde without being built.
 
 pub mod lenient;
+pub mod model_usage;
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -136,10 +137,18 @@ pub struct ResultLine<'a> {
     pub result: Str<'a>,
     #[serde(borrow, default)]
     pub errors: List<Str<'a>>,
+    /// The session's running cost on `--resume` (earlier runs included).
     #[serde(default)]
     pub total_cost_usd: F64,
+    /// This run's main-loop usage, also on `--resume`.
     #[serde(default)]
     pub usage: Obj<WireUsage>,
+    /// Per model, the session's running totals on `--resume`.
+    #[serde(rename = "modelUsage", default)]
+    pub model_usage: model_usage::PerModelTotals,
+    /// Per model, this process's own figures (2.1.x).
+    #[serde(default)]
+    pub model_usage_since_last_result: model_usage::PerModelTotals,
     #[serde(default)]
     pub num_turns: U64,
     #[serde(default)]

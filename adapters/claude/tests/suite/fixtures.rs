@@ -1,13 +1,15 @@
 //! Every recorded transcript, decoded as a live run would be: snapshot of events and result,
 //! key facts asserted, and the offline (`decode_document`) path giving the same result.
 
-use forge_domain::{AgentEvent, ExecutionStatus, FileChangeKind, ForgeError, ToolKind};
+use forge_domain::{AgentEvent, CostSource, ExecutionStatus, FileChangeKind, ForgeError, ToolKind};
 use forge_testkit::fixtures::Transcript;
 
 use super::support::{Decoded, all_transcripts, decode_document, decode_lines, exit_of, request};
 
 fn check(t: &Transcript) -> Decoded {
-    let req = request("recorded prompt");
+    let mut req = request("recorded prompt");
+    // A recorded resume is decoded as one: its result shows the session's totals apart.
+    req.resume_session_id = t.resumed_session().map(|id| id.parse().unwrap());
     let exit = exit_of(t);
     let live = decode_lines(&req, &t.stdout, Some(&exit));
     let offline = decode_document(&req, &t.stdout, Some(&exit));
@@ -324,25 +326,50 @@ fn offline_decoding_without_an_exit_reports_the_same_cli_verdict() {
     }
 }
 
+/// On `--resume`, `total_cost_usd` and `modelUsage` are the session's running totals: the
+/// result carries the run's own cost (the CLI's per-process figure, else the session's cost
+/// per token applied to the run's `usage`), and the running totals apart.
 #[test]
-fn a_resumed_session_notes_that_cost_is_cumulative() {
+fn a_resumed_run_reports_its_own_cost_and_the_session_totals_apart() {
     let t = all_transcripts()
         .into_iter()
-        .find(|t| t.scenario == "hello")
+        .find(|t| t.scenario == "resume")
         .unwrap();
     let mut req = request("again");
-    req.resume_session_id = Some("26f2a26c-f664-4427-9d48-3abaafa27885".parse().unwrap());
-    let d = decode_lines(&req, &t.stdout, Some(&exit_of(&t)));
-    assert!(
-        d.pieces
-            .metadata
-            .notes
-            .iter()
-            .any(|n| n.contains("cumulative")),
-        "{:?}",
-        d.pieces.metadata.notes
-    );
+    req.resume_session_id = Some(t.resumed_session().unwrap().parse().unwrap());
+    // (transcript, run cost, source, session cost)
+    let without_per_run_figure: String = t
+        .stdout
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("model_usage_since_last_result");
+            }
+            format!("{v}\n")
+        })
+        .collect();
+    for (stdout, cost, source) in [
+        (t.stdout.clone(), 0.0505, CostSource::Reported),
+        (without_per_run_figure, 0.0505, CostSource::Derived),
+    ] {
+        let d = decode_lines(&req, &stdout, Some(&exit_of(&t)));
+        let m = &d.pieces.metadata;
+        assert!((m.cost_usd.unwrap() - cost).abs() < 1e-9, "{m:?}");
+        assert_eq!(m.cost_source, Some(source));
+        assert_eq!((m.usage.input_tokens, m.usage.output_tokens), (12_575, 10));
+        assert_eq!(m.session_cost_usd, Some(0.10072));
+        let session = m.session_usage.unwrap();
+        assert_eq!((session.input_tokens, session.output_tokens), (25_115, 13));
+        let completed_cost = d.events.iter().find_map(|e| match e {
+            AgentEvent::Completed { cost_usd, .. } => *cost_usd,
+            _ => None,
+        });
+        assert_eq!(completed_cost, m.cost_usd);
+    }
+    // The same lines as a fresh run: no session figures.
     let fresh = decode_lines(&request("x"), &t.stdout, Some(&exit_of(&t)));
+    assert_eq!(fresh.pieces.metadata.session_cost_usd, None);
     assert!(fresh.pieces.metadata.notes.is_empty());
 }
 

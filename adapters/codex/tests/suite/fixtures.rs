@@ -139,3 +139,31 @@ fn the_stdin_notice_on_stderr_is_not_an_error() {
         );
     }
 }
+
+/// The recorded `exec resume` stream decoded as a resume: with the thread's total before the
+/// run (as its rollout gives it: the first run's 9 569 in / 3 out in a recording of the same
+/// scenario) the run's own usage and estimated cost, and the thread's running total apart;
+/// without it, no usage is passed off as the run's.
+#[test]
+fn a_recorded_resume_shows_the_runs_figures_and_the_thread_total_apart() {
+    let t = transcripts("codex")
+        .into_iter()
+        .find(|t| t.scenario == "resume")
+        .unwrap();
+    let provider = CodexProvider::new(settings());
+    let mut req = request(t.meta["prompt"].as_str().unwrap_or("p"));
+    req.resume_session_id = Some(t.resumed_session().unwrap().parse().unwrap());
+    let before = forge_domain::Usage {
+        input_tokens: 9_569,
+        output_tokens: 3,
+        ..forge_domain::Usage::default()
+    };
+    let known = decode_with(
+        Box::new(provider.codex_decoder(&req).with_resumed_usage(Some(before))),
+        &t.stdout,
+        Some(&live_exit(&t)),
+    );
+    let unknown = decode_with(provider.decoder(&req), &t.stdout, Some(&live_exit(&t)));
+    insta::assert_yaml_snapshot!("resumed__known_total_before", known);
+    insta::assert_yaml_snapshot!("resumed__unknown_total_before", unknown);
+}

@@ -223,19 +223,30 @@ fn resumed_runs_report_their_own_share_of_the_thread() {
             ..Usage::default()
         }
     );
-    assert!(d.pieces.metadata.notes[0].contains("share"));
+    assert!(d.pieces.metadata.notes[0].contains("run's own"));
+    assert_eq!(d.pieces.metadata.session_usage.unwrap().input_tokens, 63);
     assert!(d.events.contains(&AgentEvent::UsageUpdate {
         usage: d.pieces.metadata.usage
     }));
 
-    // Baseline consumed: the next decoder for that thread has none and says so.
+    // Baseline consumed: the next decoder for that thread has none and says so; the running
+    // total is never reported as the run's.
     let d = decode_with(provider.decoder(&req), &stdout, None);
-    assert_eq!(d.pieces.metadata.usage.input_tokens, 63);
-    assert!(d.pieces.metadata.notes[0].contains("cumulative"));
+    assert_eq!(d.pieces.metadata.usage, Usage::default());
+    assert_eq!(d.pieces.metadata.cost_usd, None);
+    assert_eq!(d.pieces.metadata.session_usage.unwrap().input_tokens, 63);
+    assert!(d.pieces.metadata.notes[0].contains("not known"));
+    assert!(
+        !d.events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::UsageUpdate { .. }))
+    );
 
-    // A fresh thread: no note.
+    // A fresh thread: no note, no session figures.
     let d = decode_with(provider.decoder(&request("x")), &stdout, None);
     assert!(d.pieces.metadata.notes.is_empty());
+    assert_eq!(d.pieces.metadata.session_usage, None);
+    assert_eq!(d.pieces.metadata.usage.input_tokens, 63);
 
     // The concrete decoder takes a baseline directly too.
     let dec = provider.codex_decoder(&req).with_resumed_usage(Some(Usage {
@@ -244,6 +255,43 @@ fn resumed_runs_report_their_own_share_of_the_thread() {
     }));
     let d = decode_with(Box::new(dec), &stdout, None);
     assert_eq!(d.pieces.metadata.usage.input_tokens, 3);
+}
+
+/// A thread whose earlier turns forge never saw (started with the CLI itself): the total
+/// before the run comes from the thread's rollout in the home the run uses.
+#[test]
+fn a_resumed_run_measures_from_the_threads_rollout() {
+    let thread = "01a20064-3c5d-7fa2-b816-fdfb79cb2bdf";
+    let home = tempfile::tempdir().unwrap();
+    let day = home.path().join(".codex/sessions/2026/11/25");
+    std::fs::create_dir_all(&day).unwrap();
+    std::fs::write(
+        day.join(format!("rollout-2026-11-25T09-03-17-{thread}.jsonl")),
+        r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":42,"cached_input_tokens":6,"output_tokens":18}}}}"#,
+    )
+    .unwrap();
+    let provider = CodexProvider::new(settings());
+    let mut req = request("again");
+    req.resume_session_id = Some(SessionId::new(thread).unwrap());
+    let ctx = InvocationContext {
+        run_id: RunId::new("r1").unwrap(),
+        run_dir: "/runs/r1".into(),
+        home: Some(home.path().to_path_buf()),
+        in_repository: Some(true),
+        resumed_usage: None,
+    };
+    provider.invocation(&req, &ctx).unwrap();
+    let stdout = resumed(
+        thread,
+        r#"{"input_tokens":63,"cached_input_tokens":10,"output_tokens":30}"#,
+    );
+    let d = decode_with(provider.decoder(&req), &stdout, None);
+    let m = &d.pieces.metadata;
+    assert_eq!(
+        (m.usage.input_tokens, m.usage.cache_read_tokens, m.usage.output_tokens),
+        (21, 4, 12)
+    );
+    assert_eq!(m.session_usage.unwrap().input_tokens, 63);
 }
 
 #[test]

@@ -1,5 +1,7 @@
 mod env;
+mod inherited_signals;
 mod ladder;
+mod orphans;
 mod stderr;
 mod stdin;
 mod stdout;

@@ -8,7 +8,7 @@
 //! | `FAKE_IGNORE_SIGINT=1`, `FAKE_IGNORE_SIGTERM=1` | ignore that signal (kill-ladder tests) |
 //! | `FAKE_ANNOUNCE=1` | print `{"type":"started","pid":N}` |
 //! | `FAKE_READ_STDIN=1` | read stdin to end-of-file, print `{"type":"stdin","bytes":N,"text":T}` |
-//! | `FAKE_GRANDCHILD=detached\|inherit` | start `sleep 1000` (stdio null, or inheriting stdout/stderr), print `{"type":"grandchild","pid":N}` |
+//! | `FAKE_GRANDCHILD=detached\|inherit\|setsid` | start `sleep 1000` (stdio null, or inheriting stdout/stderr, or stdio null in a session of its own, out of the run's process group), print `{"type":"grandchild","pid":N}` |
 //! | `FAKE_PRINT_ARGS=1` | print `{"type":"args","args":[...]}` |
 //! | `FAKE_PRINT_ENV=A,B` | print `{"type":"env","vars":{"A":value-or-null,...}}` |
 //! | `FAKE_PRINT_CWD=1` | print `{"type":"cwd","cwd":PATH}` |
@@ -31,7 +31,7 @@
 //! Every other argument is ignored (and shown by `FAKE_PRINT_ARGS`).
 #![expect(
     unsafe_code,
-    reason = "ignoring signals and killing itself need two libc calls"
+    reason = "ignoring signals, killing itself and a setsid grandchild need libc calls"
 )]
 
 use std::io::{BufWriter, Read, Write};
@@ -46,7 +46,8 @@ fake-agent-cli: a fake coding-agent CLI for tests, driven by environment variabl
   FAKE_IGNORE_SIGINT=1 / FAKE_IGNORE_SIGTERM=1   ignore that signal
   FAKE_ANNOUNCE=1            print {\"type\":\"started\",\"pid\":N}
   FAKE_READ_STDIN=1          read stdin to EOF, print {\"type\":\"stdin\",\"bytes\":N,\"text\":T}
-  FAKE_GRANDCHILD=MODE       start `sleep 1000` (MODE detached: stdio null; inherit: shares
+  FAKE_GRANDCHILD=MODE       start `sleep 1000` (MODE detached: stdio null; setsid: stdio
+                             null, own session and group, like a daemon; inherit: shares
                              stdout/stderr), print {\"type\":\"grandchild\",\"pid\":N}
   FAKE_PRINT_ARGS=1          print {\"type\":\"args\",\"args\":[...]}
   FAKE_PRINT_ENV=A,B         print {\"type\":\"env\",\"vars\":{...}} (null when unset)
@@ -181,7 +182,7 @@ fn preamble(out: &mut Out, args: &[String]) {
 /// `sleep 1000` as a child that is never waited for. `inherit` shares our stdout and
 /// stderr, so it keeps those pipes open after we exit.
 fn start_grandchild(out: &mut Out, mode: &str) {
-    let inherit = mode != "detached";
+    let inherit = mode == "inherit";
     let stdio = || {
         if inherit {
             Stdio::inherit()
@@ -190,13 +191,22 @@ fn start_grandchild(out: &mut Out, mode: &str) {
         }
     };
     out.flush();
-    match Command::new("sleep")
+    let mut sleep = Command::new("sleep");
+    sleep
         .arg("1000")
         .stdin(Stdio::null())
         .stdout(stdio())
-        .stderr(stdio())
-        .spawn()
-    {
+        .stderr(stdio());
+    if mode == "setsid" {
+        // SAFETY: setsid between fork and exec, nothing else.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut sleep, || {
+                libc::setsid();
+                Ok(())
+            });
+        }
+    }
+    match sleep.spawn() {
         Ok(child) => out.json(&json!({"type": "grandchild", "pid": child.id(), "mode": mode})),
         Err(err) => out.json(&json!({"type": "error", "message": err.to_string()})),
     }

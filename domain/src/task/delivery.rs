@@ -1,0 +1,61 @@
+//! What the delivery step did with a task's change (filled by delivery, issue 14).
+
+use serde::{Deserialize, Serialize};
+
+use super::status::TaskStatus;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryDecision {
+    Committed,
+    PendingApproval,
+    Rejected,
+    RolledBack,
+}
+
+impl DeliveryDecision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryDecision::Committed => "committed",
+            DeliveryDecision::PendingApproval => "pending_approval",
+            DeliveryDecision::Rejected => "rejected",
+            DeliveryDecision::RolledBack => "rolled_back",
+        }
+    }
+
+    /// The task's status becomes the decision.
+    pub fn status(self) -> TaskStatus {
+        match self {
+            DeliveryDecision::Committed => TaskStatus::Committed,
+            DeliveryDecision::PendingApproval => TaskStatus::PendingApproval,
+            DeliveryDecision::Rejected => TaskStatus::Rejected,
+            DeliveryDecision::RolledBack => TaskStatus::RolledBack,
+        }
+    }
+}
+
+/// One notification channel's result (`webhook`, `telegram`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotificationResult {
+    pub channel: String,
+    pub ok: bool,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub decision: DeliveryDecision,
+    pub branch: String,
+    /// The commit on the task branch, when one was made.
+    #[serde(default)]
+    pub commit: Option<String>,
+    #[serde(default)]
+    pub pushed: bool,
+    #[serde(default)]
+    pub push_error: Option<String>,
+    #[serde(default)]
+    pub approval_id: Option<String>,
+    #[serde(default)]
+    pub notifications: Vec<NotificationResult>,
+}

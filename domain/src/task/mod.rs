@@ -1,0 +1,40 @@
+//! The guarded task pipeline's pure half: the task, its limits, the cycles of the correction
+//! loop, validation and review results, the risk score and the report. The use case that runs
+//! the stages lives in `forge-app`; here are only values and rules.
+
+pub mod change;
+pub mod classify;
+pub mod cycle;
+pub mod delivery;
+pub mod finding;
+pub mod guardrail;
+pub mod id;
+pub mod index;
+pub mod instructions;
+pub mod kind;
+pub mod prompt;
+pub mod report;
+pub mod review;
+pub mod risk;
+pub mod risk_score;
+pub mod spec;
+pub mod status;
+pub mod validation;
+
+pub use change::{ChangeKind, FileChange};
+pub use classify::{choose_model, classify};
+pub use cycle::{Cycle, CycleKind};
+pub use delivery::{Delivery, DeliveryDecision, NotificationResult};
+pub use finding::{Finding, ReviewReport, Severity};
+pub use guardrail::{LoopState, Next, next_step};
+pub use id::TaskId;
+pub use index::{IndexEntry, summarize as summarize_index};
+pub use kind::TaskType;
+pub use prompt::{OutputBounds, review_fix_prompt, task_prompt, validation_fix_prompt};
+pub use report::{TaskOutcome, TaskReport, discard_command, shell_quote, totals};
+pub use review::{AddedLine, ChangedFile, ReviewLimits, review};
+pub use risk::{RiskInputs, score as risk_score};
+pub use risk_score::{RiskLevel, RiskScore};
+pub use spec::{ContextFile, Goal, TaskLimits, TaskSpec};
+pub use status::{StopReason, TaskStatus};
+pub use validation::{StepName, ValidationReport, ValidationStep};
