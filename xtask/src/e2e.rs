@@ -13,6 +13,7 @@
 //!
 //! `--record` also refreshes `adapters/testkit/fixtures/` from the passing runs ([`record`]).
 
+pub mod auto;
 pub mod capture;
 pub mod case_run;
 pub mod cases;
@@ -37,7 +38,7 @@ pub use server::ServerProcess;
 
 use crate::workspace_root;
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct E2eArgs {
     /// Also refresh adapters/testkit/fixtures/<cli>/<version>/<scenario>.* from the runs
     #[arg(long)]
@@ -45,7 +46,7 @@ pub struct E2eArgs {
     /// Only this provider (repeatable): claude, codex, gemini
     #[arg(long, short = 'p', value_name = "P")]
     pub provider: Vec<String>,
-    /// Only this built-in scenario (repeatable)
+    /// Only this built-in scenario, or `auto` / one `auto_*` loop case (repeatable)
     #[arg(long, short = 's', value_name = "S")]
     pub scenario: Vec<String>,
     /// Cases run at the same time
@@ -64,7 +65,14 @@ struct Outcome {
     recorded: Option<PathBuf>,
 }
 
+/// The built-in scenario cases, then the autonomous loop's ([`auto`]).
 pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
+    let (cases, loops) = auto::split(args);
+    let cases = cases.as_ref().map_or(Ok(()), run_cases);
+    cases.and(auto::run(args, &loops))
+}
+
+fn run_cases(args: &E2eArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let root = workspace_root();
     let suite = setup(&root, args.record, "work", false)?;

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use forge_domain::{
-    AgentEvent, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind,
-    ForgeError, PricingTable, RawJson, SessionId, ToolKind, ToolNames,
+    AgentEvent, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind, ForgeError,
+    PricingTable, RawJson, SessionId, ToolKind, ToolNames,
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 use serde_json::value::RawValue;

@@ -226,15 +226,13 @@ impl Decoder for CodexDecoder {
         };
         match trimmed.as_bytes().first() {
             None => Ok(LineShape::Blank),
-            Some(b'{') => {
-                match serde_json::from_str::<Line<'_>>(trimmed) {
-                    Ok(parsed) => {
-                        self.on_line(parsed, trimmed, out);
-                        Ok(LineShape::Json)
-                    }
-                    Err(e) => Err(self.unreadable(line_no, line, trimmed, &e, out)),
+            Some(b'{') => match serde_json::from_str::<Line<'_>>(trimmed) {
+                Ok(parsed) => {
+                    self.on_line(parsed, trimmed, out);
+                    Ok(LineShape::Json)
                 }
-            }
+                Err(e) => Err(self.unreadable(line_no, line, trimmed, &e, out)),
+            },
             Some(b'[') => match serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
                 Ok(_) => {
                     self.emit(unknown("array", trimmed), out);

@@ -79,7 +79,10 @@ fn find_in(dir: &Path, suffix: &str, depth: u8) -> Option<PathBuf> {
         .collect();
     entries.sort_unstable_by(|a, b| b.cmp(a));
     for path in entries {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         if name.starts_with("rollout-") && name.ends_with(suffix) && path.is_file() {
             return Some(path);
         }
@@ -127,7 +130,11 @@ mod tests {
         let home = home_with(&lines, "25");
         let total = thread_total(home.path(), THREAD).unwrap();
         assert_eq!(
-            (total.input_tokens, total.output_tokens, total.cache_read_tokens),
+            (
+                total.input_tokens,
+                total.output_tokens,
+                total.cache_read_tokens
+            ),
             (19226, 13, 2)
         );
     }

@@ -159,7 +159,11 @@ fn a_recorded_resume_shows_the_runs_figures_and_the_thread_total_apart() {
         ..forge_domain::Usage::default()
     };
     let known = decode_with(
-        Box::new(provider.codex_decoder(&req).with_resumed_usage(Some(before))),
+        Box::new(
+            provider
+                .codex_decoder(&req)
+                .with_resumed_usage(Some(before)),
+        ),
         &t.stdout,
         Some(&live_exit(&t)),
     );

@@ -288,7 +288,11 @@ fn a_resumed_run_measures_from_the_threads_rollout() {
     let d = decode_with(provider.decoder(&req), &stdout, None);
     let m = &d.pieces.metadata;
     assert_eq!(
-        (m.usage.input_tokens, m.usage.cache_read_tokens, m.usage.output_tokens),
+        (
+            m.usage.input_tokens,
+            m.usage.cache_read_tokens,
+            m.usage.output_tokens
+        ),
         (21, 4, 12)
     );
     assert_eq!(m.session_usage.unwrap().input_tokens, 63);
