@@ -225,11 +225,11 @@ fn scenario(case: &str) -> String {
              text = '{{\"next_task\": \"\", \"done\": true, \"reason\": \"all steps written\"}}'\n"
         )
     };
-    let write = |file: &str, content: &str, slow: bool| {
-        let last = if slow {
-            // Streamed over 30 s: long enough to stop or kill the run in the middle.
+    // The executor's last answer in `slow_chunks` pieces 500 ms apart (0: at once).
+    let write = |file: &str, content: &str, slow_chunks: u32| {
+        let last = if slow_chunks > 0 {
             format!(
-                "text = \"Wrote {file}, now checking it slowly.\"\nchunks = 60\nchunk_delay_ms = 500\n"
+                "text = \"Wrote {file}, now checking it slowly.\"\nchunks = {slow_chunks}\nchunk_delay_ms = 500\n"
             )
         } else {
             format!("text = \"Wrote {file}.\"\n")
@@ -249,17 +249,23 @@ fn scenario(case: &str) -> String {
         "auto_max_iterations" => {
             s.push_str(&plan(1, "write note.txt"));
             s.push_str(&plan(2, "write note.txt"));
-            s.push_str(&write("note.txt", "noted", false));
+            s.push_str(&write("note.txt", "noted", 0));
         }
         _ => {
-            let slow = matches!(case, "auto_emergency" | "auto_kill_resume");
+            // The emergency stop must cut a run that would go on for 30 s; the killed run
+            // only needs to be in progress (its re-run plays the same script again).
+            let slow = match case {
+                "auto_emergency" => 60,
+                "auto_kill_resume" => 8,
+                _ => 0,
+            };
             s.push_str(&plan(1, "write step1.txt"));
             s.push_str(&plan(2, "write step2.txt"));
             s.push_str(&plan(3, "write step3.txt"));
             s.push_str(&done(4));
-            s.push_str(&write("step1.txt", "one", false));
+            s.push_str(&write("step1.txt", "one", 0));
             s.push_str(&write("step2.txt", "two", slow));
-            s.push_str(&write("step3.txt", "three", false));
+            s.push_str(&write("step3.txt", "three", 0));
         }
     }
     s
@@ -498,10 +504,8 @@ fn run_case(
                 failures.extend(check_costs(&case, ""));
             }
         }
-        "auto_emergency" => {
-            if report["stopped_during"] != "iteration 2, execute" {
-                failures.push(format!("stopped during {}", report["stopped_during"]));
-            }
+        "auto_emergency" if report["stopped_during"] != "iteration 2, execute" => {
+            failures.push(format!("stopped during {}", report["stopped_during"]));
         }
         "auto_malformed" => {
             let details: Vec<&str> = report["iterations"]
