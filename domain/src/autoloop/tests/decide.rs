@@ -147,12 +147,12 @@ fn each_stop_reason_and_step() {
             |s, c| {
                 s.start_iteration(T0);
                 let mut a = plan("fix it");
-                a.research = Some("which tokio version?".into());
+                a.research = Some("which serde version?".into());
                 s.planned(c, &a, None, T0);
             },
             T0,
             false,
-            Next::Research("which tokio version?".into()),
+            Next::Research("which serde version?".into()),
         ),
         (
             "two planner errors in a row",

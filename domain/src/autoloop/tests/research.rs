@@ -5,13 +5,13 @@ use crate::autoloop::research::{ResearchCache, normalise_query};
 #[test]
 fn query_normalisation() {
     let check = |q: &str, want: &str| assert_eq!(normalise_query(q), want, "{q:?}");
-    check("Which tokio version?", "which tokio version");
-    check("  which   TOKIO\tversion  ", "which tokio version");
-    check("which tokio version ?!", "which tokio version");
-    check("which tokio version.", "which tokio version");
+    check("Which serde version?", "which serde version");
+    check("  which   SERDE\tversion  ", "which serde version");
+    check("which serde version ?!", "which serde version");
+    check("which serde version.", "which serde version");
     // Look-alikes that stay different.
-    check("which tokio versions", "which tokio versions");
-    check("which tokio-version", "which tokio-version");
+    check("which serde versions", "which serde versions");
+    check("which serde-version", "which serde-version");
     check("what is 1.5", "what is 1.5");
 }
 
@@ -20,16 +20,16 @@ fn cache_hits_until_the_entry_expires() {
     const MIN: u64 = 60_000;
     let mut cache = ResearchCache::default();
     let t0 = 5_000_000;
-    cache.insert("Which tokio version?", "1.54".into(), t0);
+    cache.insert("Which serde version?", "1.54".into(), t0);
     // The fake clock moves on; ttl 10 minutes.
     let cases = [
-        ("which tokio version", t0, Some("1.54")),
-        ("WHICH TOKIO VERSION", t0 + 9 * MIN, Some("1.54")),
-        ("which tokio version", t0 + 10 * MIN - 1, Some("1.54")),
-        ("which tokio version", t0 + 10 * MIN, None),
-        ("which tokio versions", t0, None),
+        ("which serde version", t0, Some("1.54")),
+        ("WHICH SERDE VERSION", t0 + 9 * MIN, Some("1.54")),
+        ("which serde version", t0 + 10 * MIN - 1, Some("1.54")),
+        ("which serde version", t0 + 10 * MIN, None),
+        ("which serde versions", t0, None),
         // A clock that went backwards does not expire anything.
-        ("which tokio version", t0 - MIN, Some("1.54")),
+        ("which serde version", t0 - MIN, Some("1.54")),
     ];
     for (q, now, want) in cases {
         assert_eq!(
