@@ -219,6 +219,14 @@ fn scenario(case: &str) -> String {
              text = '{{\"next_task\": \"{task}\", \"done\": false, \"reason\": \"step {n}\"}}'\n"
         )
     };
+    // A plan that asks a research question first (the same one twice: a miss, then a hit).
+    let plan_researched = |n: u32, task: &str| {
+        format!(
+            "[[routes]]\nprompt_contains = \"Iteration: {n} of\"\n[[routes.turns]]\n\
+             text = '{{\"next_task\": \"{task}\", \"done\": false, \"reason\": \"step {n}\", \
+             \"research\": \"How should a step file end?\"}}'\n"
+        )
+    };
     let done = |n: u32| {
         format!(
             "[[routes]]\nprompt_contains = \"Iteration: {n} of\"\n[[routes.turns]]\n\
@@ -260,8 +268,12 @@ fn scenario(case: &str) -> String {
                 _ => 0,
             };
             s.push_str(&plan(1, "write step1.txt"));
-            s.push_str(&plan(2, "write step2.txt"));
-            s.push_str(&plan(3, "write step3.txt"));
+            s.push_str(&plan_researched(2, "write step2.txt"));
+            s.push_str(&plan_researched(3, "write step3.txt"));
+            s.push_str(
+                "[[routes]]\nprompt_contains = \"You are a researcher\"\n[[routes.turns]]\n\
+                 text = \"End every step file with a newline.\"\n",
+            );
             s.push_str(&done(4));
             s.push_str(&write("step1.txt", "one", 0));
             s.push_str(&write("step2.txt", "two", slow));
@@ -285,6 +297,7 @@ fn auto_yaml(case: &str, provider: &str) -> String {
          persona:\n  default_persona: engineer\n  personas:\n    \
          - name: engineer\n      keywords: [implement]\n      instructions: You write code.\n    \
          - name: checker\n      keywords: [step2]\n      instructions: You write carefully.\n\
+         research:\n  enabled: true\n  cache_minutes: 30\n\
          executor: run\n"
     )
 }
@@ -493,6 +506,10 @@ fn run_case(
                 if got != content {
                     failures.push(format!("{file}: {got:?}, expected {content:?}"));
                 }
+            }
+            let research = (&report["research"]["hits"], &report["research"]["misses"]);
+            if research != (&Value::from(1), &Value::from(1)) {
+                failures.push(format!("research hits/misses {research:?}, expected 1/1"));
             }
             let switches = report["persona_switches"].as_array().map_or(0, Vec::len);
             if switches != 2 {
