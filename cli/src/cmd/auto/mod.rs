@@ -3,6 +3,7 @@
 
 mod config;
 mod health;
+mod progress;
 mod run;
 mod show;
 

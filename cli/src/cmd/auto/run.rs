@@ -9,6 +9,7 @@ use forge_app::from_config::apply_request_defaults;
 use forge_app::{AutoLoop, CodeAgent};
 use forge_domain::PermissionMode;
 use forge_domain::autoloop::{StopReason, render_markdown};
+use forge_ports::LoopStore;
 
 use super::AutoArgs;
 use crate::args::ConfigFlags;
@@ -53,14 +54,16 @@ pub async fn run(args: AutoArgs) -> Result<u8, Failure> {
     let store = FsLoopStore::for_workdir(&workdir);
     let stop = StopFile::new(&workdir, &auto.safety.emergency_stop_file);
     let stop_path = stop.path().display().to_string();
-    let looper = AutoLoop::new(
-        agent,
-        auto,
-        workdir,
-        Arc::new(store.clone()),
-        Arc::new(stop),
-    )
-    .with_shaper(shaper);
+    // Human mode narrates each event on stderr; --json keeps stderr for errors.
+    let loop_store: Arc<dyn LoopStore> = if args.json {
+        Arc::new(store.clone())
+    } else {
+        Arc::new(super::progress::Progress {
+            inner: store.clone(),
+        })
+    };
+    let looper =
+        AutoLoop::new(agent, auto, workdir, loop_store, Arc::new(stop)).with_shaper(shaper);
     tracing::info!(dir = %store.dir().display(), stop_file = %stop_path, "auto loop starting");
     let outcome = looper
         .run(args.resume)
