@@ -7,8 +7,8 @@ use forge_adapter_fs::{FsLoopStore, StopFile};
 use forge_app::autoloop::RequestShaper;
 use forge_app::from_config::apply_request_defaults;
 use forge_app::{AutoLoop, CodeAgent};
-use forge_domain::PermissionMode;
 use forge_domain::autoloop::{StopReason, render_markdown};
+use forge_domain::{ForgeError, PermissionMode};
 use forge_ports::LoopStore;
 
 use super::AutoArgs;
@@ -65,10 +65,11 @@ pub async fn run(args: AutoArgs) -> Result<u8, Failure> {
     let looper =
         AutoLoop::new(agent, auto, workdir, loop_store, Arc::new(stop)).with_shaper(shaper);
     tracing::info!(dir = %store.dir().display(), stop_file = %stop_path, "auto loop starting");
-    let outcome = looper
-        .run(args.resume)
-        .await
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let outcome = looper.run(args.resume).await.map_err(|e| match e {
+        // Nothing to resume, or an unfinished loop in the way: the caller's to fix.
+        ForgeError::InvalidRequest { reason } => Failure::Usage(reason),
+        other => Failure::Other(anyhow::Error::new(other).context("the loop's state")),
+    })?;
 
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
