@@ -5,12 +5,13 @@
 //! 2. no file changed → `Stop(NoChanges)`;
 //! 3. validation passed and no critical finding → `Done(Validated)` (even past a limit: the
 //!    work is done);
-//! 4. the guardrails, checked before any further run: cumulative cost ≥
-//!    `max_total_cost_usd` → `Stop(CostCeiling)`; elapsed ≥ `timeout_ms` → `Stop(Timeout)`;
-//! 5. validation failed: `cycles` ≥ `max_cycles` → `Stop(MaxCycles)`, else `FixValidation`;
-//! 6. validation passed with a critical finding: `review_cycles` ≥ `max_review_cycles` →
-//!    `Done(ReviewFindings)` (the outcome carries the finding to the delivery step, which
-//!    holds it for approval), else `FixReview`.
+//! 4. validation failed: the guardrails first — cumulative cost ≥ `max_total_cost_usd` →
+//!    `Stop(CostCeiling)`; elapsed ≥ `timeout_ms` → `Stop(Timeout)`; `cycles` ≥
+//!    `max_cycles` → `Stop(MaxCycles)` — else `FixValidation`;
+//! 5. validation passed with a critical finding: a guardrail crossed or `review_cycles` ≥
+//!    `max_review_cycles` → `Done(ReviewFindings)` (the validated change goes on with its
+//!    finding to the delivery step, whose risk gate holds it for approval), else
+//!    `FixReview`.
 //!
 //! `cycles` counts the agent runs of the validation loop so far, the main run included, so
 //! `max_cycles = 5` allows the main run and four corrections.
@@ -65,20 +66,21 @@ pub fn next_step(state: &LoopState, limits: &TaskLimits) -> Next {
     if state.validation_passed && !state.critical_findings {
         return Next::Done(StopReason::Validated);
     }
-    if state.cost_usd >= limits.max_total_cost_usd {
-        return Next::Stop(StopReason::CostCeiling);
-    }
-    if state.elapsed_ms >= limits.timeout_ms {
-        return Next::Stop(StopReason::Timeout);
-    }
+    let guard = if state.cost_usd >= limits.max_total_cost_usd {
+        Some(StopReason::CostCeiling)
+    } else if state.elapsed_ms >= limits.timeout_ms {
+        Some(StopReason::Timeout)
+    } else {
+        None
+    };
     if !state.validation_passed {
-        return if state.cycles >= limits.max_cycles {
-            Next::Stop(StopReason::MaxCycles)
-        } else {
-            Next::FixValidation
+        return match guard {
+            Some(reason) => Next::Stop(reason),
+            None if state.cycles >= limits.max_cycles => Next::Stop(StopReason::MaxCycles),
+            None => Next::FixValidation,
         };
     }
-    if state.review_cycles >= limits.max_review_cycles {
+    if guard.is_some() || state.review_cycles >= limits.max_review_cycles {
         Next::Done(StopReason::ReviewFindings)
     } else {
         Next::FixReview
@@ -211,7 +213,15 @@ mod tests {
                     cost_usd: 10.0,
                     ..critical
                 },
-                Stop(CostCeiling),
+                // A validated change with a finding and no budget left goes on to delivery.
+                Done(ReviewFindings),
+            ),
+            (
+                LoopState {
+                    elapsed_ms: 300_000,
+                    ..critical
+                },
+                Done(ReviewFindings),
             ),
             // Validation is fixed before the review: a failing change with a critical finding.
             (

@@ -6,7 +6,7 @@
 //! | knob | effect |
 //! |---|---|
 //! | `FAKE_IGNORE_SIGINT=1`, `FAKE_IGNORE_SIGTERM=1` | ignore that signal (kill-ladder tests) |
-//! | `FAKE_ANNOUNCE=1` | print `{"type":"started","pid":N}` |
+//! | `FAKE_ANNOUNCE=1` | print `{"type":"started","pid":N,"pgid":G}` |
 //! | `FAKE_READ_STDIN=1` | read stdin to end-of-file, print `{"type":"stdin","bytes":N,"text":T}` |
 //! | `FAKE_GRANDCHILD=detached\|inherit\|setsid` | start `sleep 1000` (stdio null, or inheriting stdout/stderr, or stdio null in a session of its own, out of the run's process group), print `{"type":"grandchild","pid":N}` |
 //! | `FAKE_PRINT_ARGS=1` | print `{"type":"args","args":[...]}` |
@@ -142,7 +142,9 @@ impl Out {
 
 fn preamble(out: &mut Out, args: &[String]) {
     if flag("FAKE_ANNOUNCE") {
-        out.json(&json!({"type": "started", "pid": std::process::id()}));
+        // SAFETY: getpgrp has no preconditions.
+        let pgid = unsafe { libc::getpgrp() };
+        out.json(&json!({"type": "started", "pid": std::process::id(), "pgid": pgid}));
     }
     if flag("FAKE_READ_STDIN") {
         let mut input = Vec::new();
@@ -207,7 +209,15 @@ fn start_grandchild(out: &mut Out, mode: &str) {
         }
     }
     match sleep.spawn() {
-        Ok(child) => out.json(&json!({"type": "grandchild", "pid": child.id(), "mode": mode})),
+        Ok(child) => {
+            // Read now, while the child is ours and alive: a test reading it later races
+            // the runner, which may already have ended it.
+            let pgid = i32::try_from(child.id())
+                // SAFETY: getpgid only reads the process table.
+                .map(|pid| unsafe { libc::getpgid(pid) })
+                .unwrap_or(-1);
+            out.json(&json!({"type": "grandchild", "pid": child.id(), "pgid": pgid, "mode": mode}));
+        }
         Err(err) => out.json(&json!({"type": "error", "message": err.to_string()})),
     }
 }

@@ -149,3 +149,21 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn wrap_then_unwrap_is_the_identity(
+            section in any::<String>(),
+            original in proptest::option::of(proptest::collection::vec(any::<u8>(), 0..200)),
+        ) {
+            let wrapped = wrap(&section, original.as_deref());
+            prop_assert_eq!(unwrap(&wrapped), Ok(original));
+        }
+    }
+}

@@ -162,3 +162,34 @@ pub(crate) mod tests {
         assert!(report.has_critical());
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::tests::file;
+    use super::*;
+
+    proptest! {
+        /// Any text, however odd its characters, is reviewed without a panic, and every
+        /// finding's line is one of the file's lines.
+        #[test]
+        fn any_line_is_reviewed_without_panicking(
+            lines in proptest::collection::vec(
+                prop_oneof![
+                    any::<String>(),
+                    "[a-zA-Zé_ =:\"'./~$*|-]{0,60}",
+                    "(rm|git push|curl|chmod|API_KEY|token|sk-|ghp_|AKIA)[ -~é]{0,40}",
+                ],
+                0..8,
+            ),
+            path in "[a-z./_-]{1,20}",
+        ) {
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let report = review(&[file(&path, &refs)], &ReviewLimits::default());
+            for f in &report.findings {
+                prop_assert!(f.line.is_none_or(|l| (l as usize) <= lines.len()));
+            }
+        }
+    }
+}

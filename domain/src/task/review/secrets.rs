@@ -200,8 +200,10 @@ fn assigned_secret(text: &str) -> Option<&str> {
 fn name_before(before: &str) -> Option<&str> {
     let trimmed = before.trim_end().trim_end_matches(['"', '\'']);
     let start = trimmed
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
-        .map_or(0, |p| p + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+        .map_or(0, |(p, c)| p + c.len_utf8());
     let name = &trimmed[start..];
     (!name.is_empty()).then_some(name)
 }
@@ -327,7 +329,7 @@ mod tests {
             ("API_KEY=${API_KEY}", &[]),
             ("API_KEY = os.environ[\"API_KEY\"]", &[]),
             ("const apiKey = process.env.API_KEY;", &[]),
-            ("let token = std::env::var(\"TOKEN\")?;", &[]),
+            ("let token = env::var(\"TOKEN\")?;", &[]),
             ("password = \"changeme\"", &[]),
             ("PASSWORD=changeme123456", &[]),
             ("SECRET_KEY=\"<your secret key>\"", &[]),
@@ -342,6 +344,8 @@ mod tests {
             ("if token == \"a8Kq2Lz9Xm3Wr7Tp\" {", &[]),
             ("let key: String = value;", &[]),
             ("PASSWORD=short1", &[]),
+            ("é_token = \"a8Kq2Lz9Xm3Wr7Tp\"", &["secret.assigned_value"]),
+            ("ключ: значение", &[]),
         ] {
             check_line("src/config.py", text, expected);
         }
