@@ -9,8 +9,9 @@ use forge_domain::{ExecutionRequest, ExecutionResult, ExecutionStatus, ForgeErro
 
 use super::AutoLoop;
 
-/// After asking a run to stop (SIGINT), how long before its process group is killed.
-const STOP_GRACE: Duration = Duration::from_millis(500);
+/// After asking a run to stop (SIGINT), how long before its process group is killed: short,
+/// so the loop stops within a second of the emergency-stop file appearing.
+const STOP_GRACE: Duration = Duration::from_millis(300);
 
 /// A run that ended, with the reference the state records.
 #[derive(Debug)]
