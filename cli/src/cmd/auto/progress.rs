@@ -68,3 +68,46 @@ fn line(kind: &LoopEventKind) -> String {
         LoopEventKind::Resumed { step } => format!("resumed at {step}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forge_domain::autoloop::StopReason;
+
+    #[test]
+    fn one_line_per_event_kind() {
+        let planned = |task: &str, done| LoopEventKind::Planned {
+            task: task.into(),
+            done,
+            reason: "because".into(),
+            source: "planner".into(),
+        };
+        let cases = [
+            (LoopEventKind::IterationStarted, "started"),
+            (
+                planned("write a.txt", false),
+                "next task (planner): write a.txt",
+            ),
+            (planned("", true), "done (because)"),
+            // done with a task still named is shown as the plan it is.
+            (planned("tidy up", true), "next task (planner): tidy up"),
+            (
+                LoopEventKind::Executed {
+                    status: "success".into(),
+                    cost_usd: 0.0123,
+                    duration_ms: 900,
+                },
+                "executed: success, $0.0123, 900 ms",
+            ),
+            (
+                LoopEventKind::Stopped {
+                    reason: StopReason::EmergencyStop,
+                },
+                "stopped: emergency_stop",
+            ),
+        ];
+        for (kind, want) in cases {
+            assert_eq!(line(&kind), want);
+        }
+    }
+}
