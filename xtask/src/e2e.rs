@@ -65,11 +65,8 @@ struct Outcome {
     recorded: Option<PathBuf>,
 }
 
-/// The built-in scenario cases, then the autonomous loop's ([`auto`]).
 pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
-    let (cases, loops) = auto::split(args);
-    let cases = cases.as_ref().map_or(Ok(()), run_cases);
-    cases.and(auto::run(args, &loops))
+    auto::run_all(args, run_cases)
 }
 
 fn run_cases(args: &E2eArgs) -> anyhow::Result<()> {

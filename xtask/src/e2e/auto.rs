@@ -63,6 +63,13 @@ pub fn split(args: &E2eArgs) -> (Option<E2eArgs>, Vec<&'static str>) {
     (cases, loops)
 }
 
+/// `inner` (the other groups) for the non-loop scenarios asked for, then the loop cases.
+pub fn run_all(args: &E2eArgs, inner: fn(&E2eArgs) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let (cases, loops) = split(args);
+    let others = cases.as_ref().map_or(Ok(()), inner);
+    others.and(run(args, &loops))
+}
+
 struct Outcome {
     case: &'static str,
     provider: &'static str,
