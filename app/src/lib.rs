@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod assemble;
 pub mod command_tool;
+pub mod autoloop;
 pub mod config;
 pub mod delivery;
 pub mod execution;
@@ -22,6 +23,7 @@ pub mod tools;
 
 pub use agent::{CodeAgent, CodeAgentBuilder};
 pub use assemble::{AssembleInputs, assemble_result, decode_transcript};
+pub use autoloop::{AutoLoop, LoopOutcome};
 pub use handle::{RunCanceller, RunHandle};
 pub use registry::{ProviderFactory, ProviderRegistry};
 pub use runtime::Runtime;

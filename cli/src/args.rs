@@ -74,6 +74,9 @@ pub enum Command {
     Approvals(crate::cmd::approvals::ApprovalsCmd),
     /// Serve the API, live event streams and the web page over HTTP
     Serve(crate::serve::ServeArgs),
+    /// The autonomous loop: a planner proposes the next task, an executor carries it out,
+    /// until the goal is done or a safety rail stops it (state saved after every step)
+    Auto(crate::cmd::auto::AutoArgs),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for

@@ -7,6 +7,7 @@
 
 pub mod accumulate;
 pub mod delivery;
+pub mod autoloop;
 pub mod error;
 pub mod event;
 pub mod hosted_tool;

@@ -5,6 +5,7 @@
 //! Adapters implement them; `forge-app` composes them; only the binary picks implementations.
 
 pub mod artifacts;
+pub mod autoloop;
 pub mod clock;
 pub mod files;
 pub mod index;
@@ -20,6 +21,7 @@ pub mod vcs;
 pub mod workspace;
 
 pub use artifacts::{ArtifactStore, RunArtifacts, RunRecord, RunSummary};
+pub use autoloop::{LoopStore, StopSignal};
 pub use clock::{Clock, IdGenerator};
 pub use files::FileStore;
 pub use index::{EntryKind, IndexEntry, RepoIndexer};

@@ -14,6 +14,7 @@
 //! `--record` also refreshes `adapters/testkit/fixtures/` from the passing runs ([`record`]).
 
 pub mod api;
+pub mod auto;
 pub mod capture;
 pub mod case_run;
 pub mod cases;
@@ -44,7 +45,7 @@ pub use server::ServerProcess;
 
 use crate::workspace_root;
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct E2eArgs {
     /// Also refresh adapters/testkit/fixtures/<cli>/<version>/<scenario>.* from the runs
     #[arg(long)]
@@ -52,7 +53,7 @@ pub struct E2eArgs {
     /// Only this provider (repeatable): claude, codex, gemini
     #[arg(long, short = 'p', value_name = "P")]
     pub provider: Vec<String>,
-    /// Only this built-in scenario (repeatable)
+    /// Only this built-in scenario, or `auto` / one `auto_*` loop case (repeatable)
     #[arg(long, short = 's', value_name = "S")]
     pub scenario: Vec<String>,
     /// Only these groups: cases (scenario × provider), serve (the HTTP API), web (the page in
@@ -76,7 +77,7 @@ struct Outcome {
 }
 
 pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
-    delivery::run_all(args, |a| task::run_all(a, run_cases))
+    delivery::run_all(args, |a| task::run_all(a, |a| auto::run_all(a, run_cases)))
 }
 
 fn run_cases(args: &E2eArgs) -> anyhow::Result<()> {

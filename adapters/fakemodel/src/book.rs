@@ -56,6 +56,30 @@ impl TurnBook {
         self.scenario.turns.get(index)
     }
 
+    /// The route whose marker the request's JSON text contains (the first listed wins).
+    pub fn route_for(&self, body: &serde_json::Value) -> Option<usize> {
+        if self.scenario.routes.is_empty() {
+            return None;
+        }
+        let text = body.to_string();
+        self.scenario
+            .routes
+            .iter()
+            .position(|r| text.contains(&r.prompt_contains))
+    }
+
+    /// The turn at `index` of `route`'s script (the main script for `None`).
+    pub fn turn_in(&self, route: Option<usize>, index: usize) -> Option<&Turn> {
+        self.turns_of(route).get(index)
+    }
+
+    fn turns_of(&self, route: Option<usize>) -> &[Turn] {
+        match route.and_then(|r| self.scenario.routes.get(r)) {
+            Some(r) => &r.turns,
+            None => &self.scenario.turns,
+        }
+    }
+
     /// Decide the answer to the next turn request of `conversation`, updating its counters.
     /// The turn a conversation's next request would get, without consuming it.
     pub fn peek(&self, conversation: &str) -> Option<&Turn> {
@@ -68,15 +92,24 @@ impl TurnBook {
     }
 
     pub fn decide(&self, conversation: &str) -> Decision {
+        self.decide_in(None, conversation)
+    }
+
+    /// [`TurnBook::decide`] within `route`'s script (counted apart from the main script).
+    pub fn decide_in(&self, route: Option<usize>, conversation: &str) -> Decision {
         // A poisoned lock only means another handler panicked mid-update; counters are
         // still usable, so keep serving rather than failing every later request.
         let mut all = self
             .progress
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let progress = all.entry(conversation.to_owned()).or_default();
+        let key = match route {
+            Some(r) => format!("route{r}/{conversation}"),
+            None => conversation.to_owned(),
+        };
+        let progress = all.entry(key).or_default();
         let index = progress.next;
-        let Some(turn) = self.scenario.turns.get(index) else {
+        let Some(turn) = self.turns_of(route).get(index) else {
             return Decision::Finished;
         };
         if let Some(fail) = &turn.fail {

@@ -228,10 +228,11 @@ fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequ
         entry.outcome = "tool_search".into();
         return search;
     }
-    let decision = state.book.decide(&request.conversation);
+    let route = state.book.route_for(request.body);
+    let decision = state.book.decide_in(route, &request.conversation);
     let plan_for = |index: usize| {
         let catalog = ToolCatalog::from_request(request.vendor, request.body);
-        state.book.turn(index).map(|turn| {
+        state.book.turn_in(route, index).map(|turn| {
             let mut plan = ReplyPlan::for_turn(
                 request.vendor,
                 turn,

@@ -96,5 +96,5 @@ pub mod tools;
 pub use book::{Decision, TurnBook};
 pub use error::FakeModelError;
 pub use log::{LoggedRequest, ServedUsage};
-pub use scenario::{AlwaysWord, FailKnob, Scenario, Times, ToolAction, Turn};
+pub use scenario::{AlwaysWord, FailKnob, Route, Scenario, Times, ToolAction, Turn};
 pub use server::{FakeModelOptions, FakeModelServer, RunningServer, serve_forever};

@@ -25,6 +25,19 @@ pub struct Scenario {
     pub prompts: Vec<String>,
     /// The model's answers, consumed one per (non side-call) request of a conversation.
     pub turns: Vec<Turn>,
+    /// Other scripts, for conversations whose request mentions a marker (first match wins):
+    /// lets one server answer a loop's planner and executor runs, each its own conversation,
+    /// with different turns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<Route>,
+}
+
+/// A script of its own for the conversations whose request text contains `prompt_contains`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    pub prompt_contains: String,
+    pub turns: Vec<Turn>,
 }
 
 /// One model answer.
@@ -204,7 +217,18 @@ impl Scenario {
                 "a scenario needs at least one turn",
             ));
         }
-        for (index, turn) in self.turns.iter().enumerate() {
+        for (index, route) in self.routes.iter().enumerate() {
+            if route.prompt_contains.is_empty() || route.turns.is_empty() {
+                return Err(FakeModelError::scenario(format!(
+                    "route {index} needs a prompt_contains marker and at least one turn"
+                )));
+            }
+        }
+        let all_turns = self
+            .turns
+            .iter()
+            .chain(self.routes.iter().flat_map(|r| r.turns.iter()));
+        for (index, turn) in all_turns.enumerate() {
             let always_fails = turn
                 .fail
                 .as_ref()

@@ -14,6 +14,7 @@
 //! reader never sees half a JSON document, whatever happens to the writer.
 
 mod atomic;
+mod autoloop;
 mod blocking;
 mod bundle;
 mod confine;
@@ -25,6 +26,7 @@ mod run_artifacts;
 mod store;
 mod workspace;
 
+pub use autoloop::{AUTO_DIR, FsLoopStore, STATE_FILE, StopFile};
 pub use bundle::{BUNDLE_FILES, FORGE_DIR, RUNS_DIR};
 pub use files::FsFiles;
 pub use index::FsRepoIndex;

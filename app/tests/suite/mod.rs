@@ -1,4 +1,5 @@
 mod delivery;
+mod autoloop;
 mod faults;
 mod harness;
 mod rate_limit;

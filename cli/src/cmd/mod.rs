@@ -2,6 +2,7 @@
 //! async runtime (after argument parsing, so `--help` and `--version` stay instant).
 
 pub(crate) mod approvals;
+pub(crate) mod auto;
 mod completions;
 mod config_show;
 pub(crate) mod delivery;
@@ -45,6 +46,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Runs(command) => runs::run(command).await,
         Command::Events(args) => events::run(&args),
         Command::Demo(args) => demo::run(args).await,
+        Command::Auto(args) => auto::run(args).await,
         Command::FakeModel(command) => fake_model::run(command).await,
         Command::Task(command) => task::run(command).await,
         Command::Approvals(command) => approvals::run(command).await,

@@ -24,6 +24,9 @@ fn help_of_every_subcommand() {
         &["task", "run"],
         &["task", "gc"],
         &["serve"],
+        &["auto"],
+        &["auto", "status"],
+        &["auto", "report"],
     ];
     for args in commands {
         let out = sandbox.forge().args(*args).arg("--help").assert().success();

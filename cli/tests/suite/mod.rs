@@ -1,3 +1,4 @@
+mod auto;
 mod config;
 mod delivery;
 mod demo;

@@ -392,3 +392,52 @@ async fn served_turns_log_the_usage_they_reported() {
             .contains(&format!("\"output_tokens\":{}", claude_usage.output_tokens))
     );
 }
+
+#[tokio::test]
+async fn routes_give_marked_conversations_their_own_script() {
+    let server = start(
+        "name = \"routed\"\n[[turns]]\ntext = \"main\"\n\
+         [[routes]]\nprompt_contains = \"PLAN\"\n[[routes.turns]]\ntext = \"plan one\"\n[[routes.turns]]\ntext = \"plan two\"\n\
+         [[routes]]\nprompt_contains = \"TASK\"\n[[routes.turns]]\ntext = \"task done\"\n",
+    )
+    .await;
+    assert!(
+        gemini(&server, "PLAN: iteration 1")
+            .await
+            .body
+            .contains("plan one")
+    );
+    assert!(
+        gemini(&server, "TASK: write a file")
+            .await
+            .body
+            .contains("task done")
+    );
+    // Another conversation of the same route starts its script from the top.
+    assert!(
+        gemini(&server, "PLAN: iteration 2")
+            .await
+            .body
+            .contains("plan one")
+    );
+    // The same conversation goes on in its route's script.
+    assert!(
+        gemini(&server, "PLAN: iteration 1")
+            .await
+            .body
+            .contains("plan two")
+    );
+    // No marker: the main script; a look-alike in lower case is no marker.
+    assert!(gemini(&server, "plan nothing").await.body.contains("main"));
+}
+
+#[test]
+fn a_route_without_marker_or_turns_is_refused() {
+    for text in [
+        "name = \"r\"\n[[turns]]\ntext = \"m\"\n[[routes]]\nprompt_contains = \"\"\n[[routes.turns]]\ntext = \"x\"\n",
+        "name = \"r\"\n[[turns]]\ntext = \"m\"\n[[routes]]\nprompt_contains = \"X\"\nturns = []\n",
+    ] {
+        let err = Scenario::from_toml_str(text).unwrap_err().to_string();
+        assert!(err.contains("route 0"), "{err}");
+    }
+}

@@ -5,7 +5,7 @@
 //! `{"type":"session","id":"s1"}`, `{"type":"text","text":"hi"}`,
 //! `{"type":"tool","id":"t1","name":"Bash","input":{}}`,
 //! `{"type":"tool_result","id":"t1","output":"ok","is_error":false}`,
-//! `{"type":"result","ok":true,"text":"done"}`.
+//! `{"type":"result","ok":true,"text":"done"}` (optionally with `"cost_usd":0.1`).
 
 use std::sync::Arc;
 
@@ -133,6 +133,7 @@ impl Provider for EchoProvider {
 struct EchoDecoder {
     acc: EventAccumulator,
     result: Option<(bool, String)>,
+    cost_usd: Option<f64>,
 }
 
 impl EchoDecoder {
@@ -215,6 +216,7 @@ impl Decoder for EchoDecoder {
                 let ok = value.get("ok").and_then(Value::as_bool).unwrap_or(false);
                 let text = str_field(&value, "text");
                 self.result = Some((ok, text.clone()));
+                self.cost_usd = value.get("cost_usd").and_then(Value::as_f64);
                 AgentEvent::Completed {
                     status: if ok {
                         ExecutionStatus::Success
@@ -224,8 +226,11 @@ impl Decoder for EchoDecoder {
                     stop_reason: None,
                     result_text: Some(text),
                     usage: None,
-                    cost_usd: None,
-                    cost_source: None,
+                    // Optional `"cost_usd": 0.1`, for callers that sum costs.
+                    cost_usd: value.get("cost_usd").and_then(Value::as_f64),
+                    cost_source: value
+                        .get("cost_usd")
+                        .map(|_| forge_domain::CostSource::Reported),
                     num_turns: None,
                     duration_ms: None,
                 }
@@ -253,6 +258,7 @@ impl Decoder for EchoDecoder {
             metadata: Default::default(),
         };
         pieces.metadata.session_id = self.acc.session_id.clone();
+        pieces.metadata.cost_usd = self.cost_usd;
         pieces.metadata.changed_files = self.acc.changed_files.clone();
         if let Some(exit) = exit {
             if exit.code.is_some_and(|c| c != 0) {
