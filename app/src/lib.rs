@@ -7,10 +7,12 @@
 pub mod agent;
 pub mod assemble;
 pub mod config;
+pub mod delivery;
 pub mod execution;
 pub mod from_config;
 pub mod handle;
 pub mod orphans;
+mod rate_limit;
 pub mod registry;
 pub mod runtime;
 pub mod task;

@@ -69,6 +69,9 @@ pub enum Command {
     /// Guarded tasks: a task in, a validated, reviewed, risk-scored change out
     #[command(subcommand)]
     Task(crate::cmd::task::TaskCmd),
+    /// Changes held for a person: list, show, approve, reject
+    #[command(subcommand)]
+    Approvals(crate::cmd::approvals::ApprovalsCmd),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
@@ -109,6 +112,14 @@ pub struct ConfigFlags {
     /// Give the run a private CLI home under its artifact directory
     #[arg(long)]
     pub isolate_home: bool,
+    /// When the CLI gives up on a rate or usage limit that says when it resets: wait for the
+    /// reset (within --timeout) and resume the session, or fail [default: fail]
+    #[arg(long, value_name = "wait|fail", value_parser = parse_on_rate_limit)]
+    pub on_rate_limit: Option<forge_domain::OnRateLimit>,
+}
+
+fn parse_on_rate_limit(text: &str) -> Result<forge_domain::OnRateLimit, String> {
+    text.parse()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

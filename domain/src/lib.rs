@@ -6,12 +6,14 @@
 //! environment, the file system or a process; adapters do that and hand values in.
 
 pub mod accumulate;
+pub mod delivery;
 pub mod error;
 pub mod event;
 pub mod ids;
 pub mod orphan;
 pub mod path_policy;
 pub mod pricing;
+pub mod rate_limit;
 pub mod raw;
 pub mod redact;
 pub mod request;
@@ -28,6 +30,7 @@ pub use event::{AgentEvent, FileChangeKind};
 pub use ids::{IdError, ProviderId, RunId, SessionId};
 pub use orphan::EndedOrphan;
 pub use pricing::{ModelPrice, PricingTable};
+pub use rate_limit::{OnRateLimit, RateLimit, RateLimitDecision, RateLimitWait};
 pub use raw::RawJson;
 pub use redact::Redactor;
 pub use request::{ExecutionMode, ExecutionRequest, PermissionMode};

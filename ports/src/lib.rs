@@ -10,8 +10,10 @@ pub mod files;
 pub mod index;
 pub mod logger;
 pub mod metrics;
+pub mod notify;
 pub mod process;
 pub mod provider;
+pub mod store;
 pub mod vcs;
 pub mod workspace;
 
@@ -21,6 +23,7 @@ pub use files::FileStore;
 pub use index::{EntryKind, IndexEntry, RepoIndexer};
 pub use logger::{Logger, RunLogger};
 pub use metrics::Metrics;
+pub use notify::Notifier;
 pub use process::{
     CapturedOutput, EnvSpec, FileSource, Invocation, KillLadder, PreparedFile, ProcessExit,
     ProcessKiller, ProcessRunner, RunningProcess, SpawnOptions, StdoutItem,
@@ -29,5 +32,6 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
-pub use vcs::{AddedLines, PathChange, PathChangeKind, Vcs, WorktreeInfo};
+pub use store::{DecideOutcome, TaskStore};
+pub use vcs::{AddedLines, CommitAuthor, PathChange, PathChangeKind, Vcs, WorktreeInfo};
 pub use workspace::Workspace;

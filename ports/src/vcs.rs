@@ -72,6 +72,66 @@ pub trait Vcs: Send + Sync {
     /// [`ForgeError::InvalidRequest`] for a URL the tool cannot use; [`ForgeError::Io`]
     /// when cloning or fetching fails.
     async fn clone_or_fetch(&self, url: &str, cache: &Path) -> Result<PathBuf, ForgeError>;
+
+    // Delivery: commit, push, undo.
+
+    /// Stages every change in the work tree `dir` except the paths under `exclude` (forge's
+    /// own files: `.forgecode/`, the instruction file) and commits them with `message`.
+    /// Returns the new commit's id, or `None` when nothing but excluded paths changed.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails (no identity configured and none given, a
+    /// hook refused the commit); the message carries the tool's own words.
+    async fn commit(
+        &self,
+        dir: &Path,
+        message: &str,
+        author: Option<&CommitAuthor>,
+        exclude: &[String],
+    ) -> Result<Option<String>, ForgeError>;
+
+    /// Pushes `branch` from the repository at `dir` to `remote`.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the remote refuses or cannot be reached; nothing local is
+    /// changed then (the commit stays).
+    async fn push(&self, dir: &Path, remote: &str, branch: &str) -> Result<(), ForgeError>;
+
+    /// Commits the reverse of `commit` on the branch checked out in `dir`; returns the new
+    /// commit's id.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the revert conflicts (it is aborted, the tree left as it
+    /// was) or the work tree has local changes.
+    async fn revert(
+        &self,
+        dir: &Path,
+        commit: &str,
+        author: Option<&CommitAuthor>,
+    ) -> Result<String, ForgeError>;
+
+    /// Deletes the local branch `branch` even when unmerged. Returns whether it existed.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the branch is checked out somewhere or the tool fails.
+    async fn delete_branch(&self, repo: &Path, branch: &str) -> Result<bool, ForgeError>;
+
+    /// Commits on any local branch whose message has the trailer `key: value`, newest first.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails.
+    async fn commits_with_trailer(
+        &self,
+        repo: &Path,
+        key: &str,
+        value: &str,
+    ) -> Result<Vec<String>, ForgeError>;
+
+    /// Whether `commit` is reachable from `rev` (merged into it).
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails (an unknown commit is `false`, not an error).
+    async fn is_ancestor(&self, repo: &Path, commit: &str, rev: &str) -> Result<bool, ForgeError>;
 }
 
 /// One work tree of a repository.
@@ -106,4 +166,11 @@ pub struct PathChange {
 pub struct AddedLines {
     pub path: String,
     pub lines: Vec<(u32, String)>,
+}
+
+/// Who a commit is by; git's configured identity when not given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitAuthor {
+    pub name: String,
+    pub email: String,
 }

@@ -8,7 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_ports::{
-    AddedLines, CapturedOutput, Invocation, PathChange, ProcessRunner, Vcs, WorktreeInfo,
+    AddedLines, CapturedOutput, CommitAuthor, Invocation, PathChange, ProcessRunner, Vcs,
+    WorktreeInfo,
 };
 
 /// Shown when `git` is missing.
@@ -184,6 +185,46 @@ impl Vcs for GitCli {
 
     async fn clone_or_fetch(&self, url: &str, cache: &Path) -> Result<PathBuf, ForgeError> {
         crate::remote::clone_or_fetch(self, url, cache).await
+    }
+
+    async fn commit(
+        &self,
+        dir: &Path,
+        message: &str,
+        author: Option<&CommitAuthor>,
+        exclude: &[String],
+    ) -> Result<Option<String>, ForgeError> {
+        crate::deliver::commit(self, dir, message, author, exclude).await
+    }
+
+    async fn push(&self, dir: &Path, remote: &str, branch: &str) -> Result<(), ForgeError> {
+        crate::deliver::push(self, dir, remote, branch).await
+    }
+
+    async fn revert(
+        &self,
+        dir: &Path,
+        commit: &str,
+        author: Option<&CommitAuthor>,
+    ) -> Result<String, ForgeError> {
+        crate::deliver::revert(self, dir, commit, author).await
+    }
+
+    async fn delete_branch(&self, repo: &Path, branch: &str) -> Result<bool, ForgeError> {
+        crate::deliver::delete_branch(self, repo, branch).await
+    }
+
+    async fn commits_with_trailer(
+        &self,
+        repo: &Path,
+        key: &str,
+        value: &str,
+    ) -> Result<Vec<String>, ForgeError> {
+        crate::deliver::commits_with_trailer(self, repo, key, value).await
+    }
+
+    async fn is_ancestor(&self, repo: &Path, commit: &str, rev: &str) -> Result<bool, ForgeError> {
+        crate::deliver::is_ancestor(self, repo, commit, rev).await
     }
 
     async fn is_repository(&self, dir: &Path) -> Result<bool, ForgeError> {

@@ -8,6 +8,7 @@
 //! (`remote`).
 
 mod changes;
+mod deliver;
 mod git_cli;
 mod refs;
 mod remote;

@@ -5,6 +5,7 @@
 //! and the use cases are tested against them.
 
 pub mod bench;
+pub mod delivery;
 pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;

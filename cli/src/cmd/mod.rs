@@ -1,8 +1,10 @@
 //! One module per subcommand; `dispatch` picks it and, for those that need one, starts the
 //! async runtime (after argument parsing, so `--help` and `--version` stay instant).
 
+pub(crate) mod approvals;
 mod completions;
 mod config_show;
+pub(crate) mod delivery;
 pub(crate) mod demo;
 mod doctor;
 mod events;
@@ -45,6 +47,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Demo(args) => demo::run(args).await,
         Command::FakeModel(command) => fake_model::run(command).await,
         Command::Task(command) => task::run(command).await,
+        Command::Approvals(command) => approvals::run(command).await,
         Command::Completions { .. } | Command::Config(_) => Ok(0),
     }
 }

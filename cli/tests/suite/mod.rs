@@ -1,12 +1,15 @@
 mod config;
+mod delivery;
 mod demo;
 mod doctor;
 mod drift;
 mod events_equal_run;
 mod exit_codes;
+mod failures_say_why;
 mod fake_model;
 mod harness;
 mod help;
 mod orphans;
 mod run_output;
 mod sigint;
+mod stderr_events;

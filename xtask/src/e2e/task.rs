@@ -250,7 +250,14 @@ fn run_case(
     let prompt = "Write the answer to answer.txt.";
     let mut command = Command::new(&suite.forge);
     command
-        .args(["task", "run", "--provider", provider, "--json"])
+        .args([
+            "task",
+            "run",
+            "--no-deliver",
+            "--provider",
+            provider,
+            "--json",
+        ])
         .arg("--repo")
         .arg(&repo)
         .args(["--timeout", &TASK_TIMEOUT_SECS.to_string()])

@@ -261,22 +261,18 @@ fn huge_line(out: &mut Out, mib: u64) {
 fn main_stream(out: &mut Out) {
     if let Some(path) = var("FAKE_REPLAY") {
         let delay = Duration::from_millis(number("FAKE_DELAY_MS").unwrap_or(0));
-        match std::fs::read(&path) {
-            Ok(bytes) => {
-                let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-                for (i, line) in body.split(|b| *b == b'\n').enumerate() {
-                    if i > 0 && !delay.is_zero() {
-                        std::thread::sleep(delay);
-                    }
-                    out.line(line, false);
-                }
-            }
-            Err(err) => {
+        if delay.is_zero() && out.crash_after.is_none() {
+            // Nothing happens between lines: stream the file, so a huge line costs this
+            // process no memory (memory benchmarks measure forge, not the fake).
+            out.flush();
+            if let Err(err) = stream_file(&path) {
                 let _ = writeln!(
                     std::io::stderr(),
                     "fake-agent-cli: cannot replay {path}: {err}"
                 );
             }
+        } else {
+            replay_lines(out, &path, delay);
         }
     }
     if let Some(n) = number("FAKE_EVENTS") {
@@ -335,4 +331,45 @@ fn monotonic_ns() -> u128 {
 
 fn number(name: &str) -> Option<u64> {
     var(name).and_then(|v| v.trim().parse().ok())
+}
+
+/// Copies `path` to stdout in small chunks, ending it with a newline when it has none.
+fn stream_file(path: &str) -> std::io::Result<()> {
+    let mut file = std::fs::File::open(path)?;
+    let mut stdout = std::io::stdout().lock();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut last = b'\n';
+    loop {
+        let n = file.read(&mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        stdout.write_all(&chunk[..n])?;
+        last = chunk[n - 1];
+    }
+    if last != b'\n' {
+        stdout.write_all(b"\n")?;
+    }
+    stdout.flush()
+}
+
+/// Replays `path` line by line, `delay` apart (and counted, for `FAKE_CRASH_AFTER`).
+fn replay_lines(out: &mut Out, path: &str, delay: Duration) {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+            for (i, line) in body.split(|b| *b == b'\n').enumerate() {
+                if i > 0 && !delay.is_zero() {
+                    std::thread::sleep(delay);
+                }
+                out.line(line, false);
+            }
+        }
+        Err(err) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "fake-agent-cli: cannot replay {path}: {err}"
+            );
+        }
+    }
 }

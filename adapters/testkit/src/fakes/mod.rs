@@ -4,6 +4,7 @@
 pub mod artifacts;
 pub mod clock;
 pub mod echo_provider;
+pub mod notify;
 pub mod observe;
 pub mod process;
 pub mod workspace;
@@ -11,6 +12,7 @@ pub mod workspace;
 pub use artifacts::{MemoryArtifactStore, StoredRun};
 pub use clock::{FixedClock, SequentialIds};
 pub use echo_provider::EchoProvider;
+pub use notify::RecordingNotifier;
 pub use observe::{RecordingLogger, RecordingMetrics};
 pub use process::{ScriptStep, ScriptedProcessRunner, ScriptedRun};
 pub use workspace::PassthroughWorkspace;

@@ -3,6 +3,7 @@
 //! delivery commands (list, show, rollback, approvals) join this enum.
 
 mod gc;
+mod records;
 mod render;
 mod run;
 
@@ -22,6 +23,8 @@ Exit codes:
   2    usage or configuration error (not a git repository, unknown base ref, provider or
        validation tool missing)
   5    stopped by a limit: cost_ceiling, run_budget or max_turns
+  10   held for approval: the change's risk is at or above the threshold
+       (`forge-code-agent approvals approve|reject <id>`)
   124  the task's timeout
   130  cancelled (Ctrl-C)";
 
@@ -32,6 +35,26 @@ pub enum TaskCmd {
     Run(Box<TaskRunArgs>),
     /// Restore instruction files and remove task work trees left behind
     Gc(TaskGcArgs),
+    /// List the tasks in the delivery store, newest first
+    List(TaskListArgs),
+    /// Show a task's report (its delivery included) and audit log
+    Show(TaskIdArgs),
+    /// Undo a task's delivery: revert its commit when merged, else remove its branch
+    Rollback(TaskIdArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TaskListArgs {
+    #[command(flatten)]
+    pub common: crate::cmd::approvals::RepoArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct TaskIdArgs {
+    #[command(flatten)]
+    pub common: crate::cmd::approvals::RepoArgs,
+    /// The task id (`task list` shows them)
+    pub id: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -84,6 +107,12 @@ pub struct TaskRunArgs {
     /// Print the report as one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Push the task branch after committing (overrides [delivery] push)
+    #[arg(long)]
+    pub push: bool,
+    /// Leave the change in its work tree: no store row, no commit, no approval
+    #[arg(long)]
+    pub no_deliver: bool,
     /// The task; `-` or absent: read it from stdin
     pub task: Option<String>,
 }
@@ -105,5 +134,8 @@ pub async fn run(cmd: TaskCmd) -> Result<u8, Failure> {
     match cmd {
         TaskCmd::Run(args) => run::run(*args).await,
         TaskCmd::Gc(args) => gc::run(args).await,
+        TaskCmd::List(args) => records::list(args).await,
+        TaskCmd::Show(args) => records::show(args).await,
+        TaskCmd::Rollback(args) => records::rollback(args).await,
     }
 }

@@ -123,12 +123,30 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let _ = printer.await;
     watcher.abort();
     let outcome = result.map_err(failure_of)?;
+    // Delivery (store, gate, commit/push or approval) for a local repository.
+    // A delivery that fails still prints the pipeline's report (exit 1 after it).
+    let (outcome, undelivered) = match (is_url, args.no_deliver) {
+        (false, false) => {
+            match super::records::deliver(&flags.workdir, outcome.clone(), args.push).await {
+                Ok(delivered) => (delivered, None),
+                Err(failure) => (outcome, Some(failure)),
+            }
+        }
+        _ => (outcome, None),
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         let _ = write_json_pretty(&mut out, &outcome);
     } else {
         let style = Style::detect(std::io::stdout().is_terminal());
         let _ = out.write_all(render::report(&outcome, style).as_bytes());
+        if outcome.delivery.is_some() {
+            let _ = out.write_all(crate::cmd::delivery::delivery_text(&outcome).as_bytes());
+        }
+    }
+    if let Some(failure) = undelivered {
+        let _ = writeln!(std::io::stderr(), "error: delivery failed: {failure}");
+        return Ok(exit::RUN_ERROR);
     }
     Ok(exit_code(&outcome))
 }
@@ -161,6 +179,9 @@ fn failure_of(e: ForgeError) -> Failure {
 
 /// The exit code of an outcome (see `TASK_EXIT_CODES`).
 pub fn exit_code(outcome: &TaskOutcome) -> u8 {
+    if outcome.status == forge_domain::task::TaskStatus::PendingApproval {
+        return super::records::HELD_FOR_APPROVAL;
+    }
     match outcome.stop_reason {
         StopReason::Validated | StopReason::ReviewFindings => exit::SUCCESS,
         StopReason::Timeout => exit::TIMEOUT,

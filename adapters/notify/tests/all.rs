@@ -1,0 +1,3 @@
+//! One integration-test binary for the notifiers.
+
+mod suite;

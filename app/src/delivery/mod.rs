@@ -1,0 +1,66 @@
+//! Delivery (issue 14): what happens to a task's change once the pipeline has scored it.
+//!
+//! [`Delivery::deliver`] stores the outcome (task row + audit), then applies the gate: risk
+//! below the threshold → commit on the task branch (and push when enabled); otherwise →
+//! `pending_approval`, the work tree kept, and a notice through every [`Notifier`]. A person
+//! then approves (commit and push as above) or rejects (work tree and branch removed);
+//! `rollback` undoes a delivered change. [`Delivery::reconcile`] runs on start and repairs
+//! what a killed forge left between git and the store (the `Forge-Task` trailer finds the
+//! commit) and resends notices that failed.
+//!
+//! [`Notifier`]: forge_ports::Notifier
+
+mod act;
+mod decide;
+mod error;
+mod notices;
+mod reconcile;
+mod rollback;
+mod rows;
+mod settings;
+
+pub use decide::Approved;
+pub use error::DeliveryError;
+pub use reconcile::ReconcileReport;
+pub use settings::{
+    DEFAULT_RECONCILE_GRACE_MS, DeliveryPorts, DeliverySettings, DeliveryStep, StepHook,
+};
+
+use std::path::{Path, PathBuf};
+
+/// The delivery use case for one repository.
+#[derive(Clone)]
+pub struct Delivery {
+    ports: DeliveryPorts,
+    settings: DeliverySettings,
+    repo: PathBuf,
+}
+
+impl Delivery {
+    /// Delivery for the repository at `repo` (the user's checkout, not a work tree).
+    pub fn new(ports: DeliveryPorts, settings: DeliverySettings, repo: impl Into<PathBuf>) -> Self {
+        Self {
+            ports,
+            settings,
+            repo: repo.into(),
+        }
+    }
+
+    pub fn repo(&self) -> &Path {
+        &self.repo
+    }
+
+    pub fn settings(&self) -> &DeliverySettings {
+        &self.settings
+    }
+
+    pub fn ports(&self) -> &DeliveryPorts {
+        &self.ports
+    }
+
+    fn step(&self, step: DeliveryStep) {
+        if let Some(hook) = &self.ports.on_step {
+            hook(step);
+        }
+    }
+}
