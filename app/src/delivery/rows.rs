@@ -80,7 +80,14 @@ impl Delivery {
         };
         self.ports.store.save_task(&record, audit).await?;
         TaskDir::new(&self.repo, &outcome.task_id)
-            .write_json(self.ports.files.as_ref(), "report.json", outcome)
+            // The pipeline's redactor already masked the run's known secrets in this
+            // outcome; the default one still masks the patterns it recognises.
+            .write_json(
+                self.ports.files.as_ref(),
+                &forge_domain::Redactor::default(),
+                "report.json",
+                outcome,
+            )
             .await?;
         Ok(())
     }
