@@ -28,26 +28,12 @@ impl TaskDir {
         self.dir.join("validation")
     }
 
-    /// Writes `value` as pretty JSON to `<dir>/<name>`.
+    /// Writes `value` as pretty JSON to `<dir>/<name>`, secrets masked (the mask has no
+    /// quote or backslash, so the JSON stays valid).
     ///
     /// # Errors
     /// [`ForgeError::Io`] when it cannot be serialised or written.
     pub async fn write_json(
-        &self,
-        files: &dyn FileStore,
-        name: &str,
-        value: &impl Serialize,
-    ) -> Result<(), ForgeError> {
-        self.write_redacted_json(files, &Redactor::new(), name, value)
-            .await
-    }
-
-    /// Like [`TaskDir::write_json`], with secrets masked (the mask has no quote or
-    /// backslash, so the JSON stays valid).
-    ///
-    /// # Errors
-    /// [`ForgeError::Io`] when it cannot be serialised or written.
-    pub async fn write_redacted_json(
         &self,
         files: &dyn FileStore,
         redactor: &Redactor,

@@ -398,7 +398,7 @@ impl Task<'_> {
         let outcome = self.outcome(task_type, model, ending);
         let _ = self
             .dir
-            .write_redacted_json(
+            .write_json(
                 self.files(),
                 &self.pipeline.ports.redactor,
                 "review.json",
@@ -426,7 +426,7 @@ impl Task<'_> {
         };
         let _ = self
             .dir
-            .write_redacted_json(
+            .write_json(
                 self.files(),
                 &self.pipeline.ports.redactor,
                 "manifest.json",
@@ -435,7 +435,7 @@ impl Task<'_> {
             .await;
         let _ = self
             .dir
-            .write_redacted_json(
+            .write_json(
                 self.files(),
                 &self.pipeline.ports.redactor,
                 "report.json",
@@ -658,7 +658,7 @@ impl Task<'_> {
             prompt_chars: prompt.len(),
         };
         self.dir
-            .write_redacted_json(
+            .write_json(
                 self.files(),
                 &self.pipeline.ports.redactor,
                 "plan.json",
