@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use forge_app::task::{Stage, TaskProgress};
-use forge_domain::task::{Severity, TaskOutcome};
+use forge_domain::task::{CycleKind, Severity, TaskOutcome};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::output::style::Style;
@@ -75,9 +75,13 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
             });
         let _ = writeln!(
             s,
-            "  cycle {} {:?} ${:.4} · {validation}",
+            "  cycle {} {} ${:.4} · {validation}",
             i + 1,
-            c.kind,
+            match c.kind {
+                CycleKind::Main => "main",
+                CycleKind::ValidationFix => "validation fix",
+                CycleKind::ReviewFix => "review fix",
+            },
             c.cost_usd
         );
     }
@@ -93,6 +97,9 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
                 f.removed
             );
         }
+    }
+    if !o.review.findings.is_empty() {
+        let _ = writeln!(s, "review:");
     }
     for f in &o.review.findings {
         let sev = match f.severity {
@@ -125,4 +132,42 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
     }
     let _ = writeln!(s, "discard: {}", o.rollback);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_for_a_person() {
+        let outcome: TaskOutcome = serde_json::from_value(serde_json::json!({
+            "task_id": "task-1",
+            "status": "validated",
+            "stop_reason": "validated",
+            "provider": "claude",
+            "task": "Fix the failing JWT test",
+            "task_type": "fix",
+            "model": "haiku",
+            "branch": "forge/task-1",
+            "worktree": "/r/.forgecode/worktrees/task-1",
+            "cycles": [
+                {"kind": "main", "run_id": "r1", "session_id": "s1", "cost_usd": 0.1,
+                 "usage": {"input_tokens": 10, "output_tokens": 2, "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": 0},
+                 "validation": {"passed": false, "steps": [{"name": "test", "command": "sh test.sh", "exit_code": 1, "duration_ms": 5, "output_tail": "FAIL"}]}},
+                {"kind": "validation_fix", "run_id": "r2", "session_id": "s1", "cost_usd": 0.05,
+                 "usage": {"input_tokens": 10, "output_tokens": 2, "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": 0},
+                 "validation": {"passed": true, "steps": [{"name": "test", "command": "sh test.sh", "exit_code": 0, "duration_ms": 5, "output_tail": ""}]}}
+            ],
+            "baseline": {"passed": false, "steps": [{"name": "lint", "command": "sh lint.sh", "exit_code": 1, "duration_ms": 3, "output_tail": "old"}]},
+            "review": {"findings": [{"rule": "ci-config", "severity": "warning", "path": ".github/workflows/ci.yml", "line": null, "message": "CI configuration changed"}]},
+            "risk": {"score": 2, "level": "low", "reasons": ["CI configuration changed (+2)"]},
+            "files": [{"path": "auth/jwt.py", "change": "modified", "added": 3, "removed": 1}],
+            "cost_usd": 0.15,
+            "usage": {"input_tokens": 20, "output_tokens": 4, "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": 0},
+            "duration_ms": 4200,
+            "rollback": "git worktree remove --force '/r/.forgecode/worktrees/task-1' && git branch -D 'forge/task-1'"
+        }))
+        .unwrap();
+        insta::assert_snapshot!(report(&outcome, Style::plain()));
+    }
 }
