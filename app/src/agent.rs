@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use forge_domain::{
-    ExecutionMode, ExecutionRequest, ExecutionResult, ForgeError, ProviderId, Redactor,
-    TimeoutSources, resolve_timeout,
+    ExecutionMode, ExecutionRequest, ExecutionResult, ForgeError, OnRateLimit, ProviderId,
+    Redactor, TimeoutSources, resolve_timeout,
 };
 use forge_ports::{KillLadder, Provider, ProviderSettings, SpawnOptions};
 use tokio::sync::mpsc;
@@ -40,9 +40,17 @@ pub struct CodeAgentBuilder {
     ladder: KillLadder,
     max_line_bytes: usize,
     redactor: Redactor,
+    on_rate_limit: OnRateLimit,
 }
 
 impl CodeAgentBuilder {
+    /// What a run does when its CLI gives up on a rate or usage limit with a reset time:
+    /// fail (the default), or wait for the reset and resume the session.
+    pub fn on_rate_limit(mut self, policy: OnRateLimit) -> Self {
+        self.on_rate_limit = policy;
+        self
+    }
+
     /// The provider used when a request does not name one (by registry name).
     pub fn provider(mut self, id: impl Into<String>) -> Self {
         self.default_provider = Some(id.into());
@@ -135,6 +143,7 @@ impl CodeAgentBuilder {
                 ladder: self.ladder,
                 max_line_bytes: self.max_line_bytes,
                 redactor: self.redactor,
+                on_rate_limit: self.on_rate_limit,
             }),
         })
     }
@@ -155,6 +164,7 @@ struct Inner {
     ladder: KillLadder,
     max_line_bytes: usize,
     redactor: Redactor,
+    on_rate_limit: OnRateLimit,
 }
 
 /// Runs and streams requests through registered providers. Cheap to clone.
@@ -176,6 +186,7 @@ impl CodeAgent {
             ladder: KillLadder::default(),
             max_line_bytes: SpawnOptions::default().max_line_bytes,
             redactor: Redactor::new(),
+            on_rate_limit: OnRateLimit::default(),
         }
     }
 
@@ -293,6 +304,8 @@ impl CodeAgent {
             ladder: self.inner.ladder,
             max_line_bytes: self.inner.max_line_bytes,
             redactor: self.inner.redactor.clone(),
+            on_rate_limit: self.inner.on_rate_limit,
+            rate_limit_waits: Vec::new(),
         })
     }
 }

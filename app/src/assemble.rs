@@ -2,8 +2,8 @@
 //! a recorded transcript go through the same function, so both give the same result.
 
 use forge_domain::{
-    AgentEvent, ExecutionResult, ForgeError, ProviderId, RawJson, RunId, StatusInputs,
-    derive_status,
+    AgentEvent, ExecutionResult, ExecutionStatus, ForgeError, ProviderId, RawJson, RunId,
+    StatusInputs, derive_status,
 };
 use forge_ports::{Decoder, ProcessExit, ResultPieces};
 
@@ -45,6 +45,10 @@ pub fn assemble_result(pieces: ResultPieces, inputs: AssembleInputs) -> Executio
     if inputs.cancelled {
         errors.push(ForgeError::Cancelled);
     }
+    // Every result that is not a success says why, in at least one error.
+    if status != ExecutionStatus::Success && errors.is_empty() {
+        errors.push(unexplained(pieces.reported_success, inputs.exit.as_ref()));
+    }
 
     let mut metadata = pieces.metadata;
     metadata.run_id = inputs.run_id;
@@ -69,6 +73,33 @@ pub fn assemble_result(pieces: ResultPieces, inputs: AssembleInputs) -> Executio
         tool_calls: pieces.tool_calls,
         errors,
         metadata,
+    }
+}
+
+/// The error of a non-success that neither the provider nor the runtime explained: no
+/// end-of-run report (the CLI was cut off), or a failure it reported without a reason.
+fn unexplained(reported_success: Option<bool>, exit: Option<&ProcessExit>) -> ForgeError {
+    let exit_code = exit.and_then(|e| e.code);
+    let tail = exit
+        .map(|e| e.stderr_tail.trim())
+        .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()))
+        .map(|l| forge_domain::error::excerpt(l.trim(), 300));
+    let mut what = match reported_success {
+        None => "the CLI's output ended without its end-of-run report (cut off, killed or crashed)",
+        Some(false) => "the CLI reported a failure without saying why",
+        Some(true) => "the CLI reported success but exited with a failing code",
+    }
+    .to_owned();
+    if let Some(signal) = exit.and_then(|e| e.signal) {
+        what.push_str(&format!("; it died of signal {signal}"));
+    }
+    if let Some(tail) = tail {
+        what.push_str(&format!("; stderr ends: {tail}"));
+    }
+    ForgeError::ProviderExecution {
+        exit_code,
+        stderr_summary: what,
+        hint: None,
     }
 }
 
@@ -149,6 +180,10 @@ pub fn decode_transcript(
             errors
         }
     };
+    if let Some(exit) = &exit {
+        decoder.decode_stderr(&exit.stderr_tail, &mut batch);
+        batch.drain(..).for_each(&mut *on_event);
+    }
     let pieces = decoder.finish(exit.as_ref());
     assemble_result(
         pieces,

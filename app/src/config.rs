@@ -16,6 +16,7 @@
 //! default_provider = "claude"
 //! timeout_ms = 1800000        # global fallback deadline of a run
 //! kill_grace_ms = 2000        # each grace of the kill ladder (SIGINT → SIGTERM → SIGKILL)
+//! on_rate_limit = "wait"      # or "fail" (default): wait out a CLI's rate limit, then resume
 //!
 //! [providers.codex]
 //! binary = "/opt/codex/bin/codex"
@@ -44,6 +45,7 @@ mod env;
 mod error;
 mod file;
 mod layer;
+mod pricing;
 mod source;
 mod task_file;
 
@@ -56,6 +58,7 @@ pub use env::env_layers;
 pub use error::ConfigError;
 pub use file::parse_file;
 pub use layer::{Layer, PartialConfig, PartialProvider};
+pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
 pub use source::{Source, Sourced};
 pub use task_file::{TaskConfig, ValidationConfig, parse_task_config};
 

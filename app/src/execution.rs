@@ -22,6 +22,7 @@ use crate::handle::RunCanceller;
 use crate::runtime::Runtime;
 
 /// Everything decided before a run starts.
+#[derive(Clone)]
 pub(crate) struct RunPlan {
     pub provider: Arc<dyn Provider>,
     pub request: ExecutionRequest,
@@ -30,6 +31,9 @@ pub(crate) struct RunPlan {
     pub ladder: KillLadder,
     pub max_line_bytes: usize,
     pub redactor: Redactor,
+    pub on_rate_limit: forge_domain::OnRateLimit,
+    /// Limits waited out before this run (it resumes the session that hit them).
+    pub rate_limit_waits: Vec<forge_domain::RateLimitWait>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +151,15 @@ pub(crate) async fn execute(
     let log = rt.logger.run(&plan.run_id, &provider_id);
     rt.metrics.execution_started(&provider_id);
 
-    let result = execute_inner(&rt, plan, sink, &canceller, log.as_ref(), started_mono).await;
+    let result = crate::rate_limit::waiting_out_limits(
+        &rt,
+        plan,
+        sink,
+        &canceller,
+        log.as_ref(),
+        started_mono,
+    )
+    .await;
 
     let duration = Duration::from_millis(rt.clock.monotonic_ms().saturating_sub(started_mono));
     rt.metrics.execution_finished(
@@ -169,7 +181,7 @@ fn failed(plan: &RunPlan, workdir: Option<&PathBuf>, error: ForgeError) -> Execu
     result
 }
 
-async fn execute_inner(
+pub(crate) async fn execute_inner(
     rt: &Runtime,
     mut plan: RunPlan,
     sink: Option<mpsc::Sender<AgentEvent>>,
@@ -359,6 +371,10 @@ async fn execute_inner(
     }
     drop(child);
 
+    // What the CLI said only on stderr (retries), in order before forge's own ending.
+    if let Some(exit) = &exit {
+        decoder.decode_stderr(&exit.stderr_tail, &mut batch);
+    }
     // Cancel wins races: a cancel that arrived while the child was ending still counts.
     let cancelled = stop == Some(Stop::Cancelled) || canceller.is_cancelled();
     let timed_out_after_ms =
@@ -396,7 +412,11 @@ async fn execute_inner(
         },
     );
     result.metadata.orphans_ended = orphans_ended;
-    finish_bundle(rt, &mut record, delivery.bundle, &result, &redactor).await
+    result
+        .metadata
+        .rate_limit_waits
+        .clone_from(&plan.rate_limit_waits);
+    finish_bundle(rt, &mut record, delivery.bundle, result, &redactor).await
 }
 
 /// A failure after the bundle exists: the bundle still gets its result.
@@ -413,15 +433,19 @@ async fn finish_failed(
         code: Some(error.kind().to_owned()),
     }];
     delivery.deliver(&mut batch).await;
-    let result = failed(plan, Some(workdir), error);
-    finish_bundle(rt, record, delivery.bundle, &result, &plan.redactor).await
+    let mut result = failed(plan, Some(workdir), error);
+    result
+        .metadata
+        .rate_limit_waits
+        .clone_from(&plan.rate_limit_waits);
+    finish_bundle(rt, record, delivery.bundle, result, &plan.redactor).await
 }
 
 async fn finish_bundle(
     rt: &Runtime,
     record: &mut RunRecord,
     bundle: &mut dyn RunArtifacts,
-    result: &ExecutionResult,
+    mut result: ExecutionResult,
     redactor: &Redactor,
 ) -> ExecutionResult {
     record.finished_at_ms = Some(rt.clock.now_ms());
@@ -429,9 +453,15 @@ async fn finish_bundle(
     if result.metadata.session_id.is_some() {
         record.session_id.clone_from(&result.metadata.session_id);
     }
-    let on_disk = redacted(result, redactor);
-    let mut result = result.clone();
-    if let Err(e) = bundle.finish(record, &on_disk).await {
+    // The masked copy is made only when there is something to mask: a result can hold a
+    // line of tens of megabytes, and a copy of it for nothing doubles the run's memory.
+    let finished = if redactor.would_redact(&result) {
+        let on_disk = redacted(&result, redactor);
+        bundle.finish(record, &on_disk).await
+    } else {
+        bundle.finish(record, &result).await
+    };
+    if let Err(e) = finished {
         result.errors.push(e);
     }
     result

@@ -48,6 +48,9 @@ impl CodeAgent {
         let mut builder = CodeAgent::builder(runtime, registry)
             .provider(config.default_provider.value.clone())
             .kill_ladder(config.kill_ladder());
+        if let Some(policy) = &config.on_rate_limit {
+            builder = builder.on_rate_limit(policy.value);
+        }
         if let Some(timeout) = config.global_timeout() {
             builder = builder.global_timeout(timeout);
         }

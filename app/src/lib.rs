@@ -12,6 +12,7 @@ pub mod execution;
 pub mod from_config;
 pub mod handle;
 pub mod orphans;
+mod rate_limit;
 pub mod registry;
 pub mod runtime;
 pub mod task;

@@ -112,6 +112,14 @@ pub struct ConfigFlags {
     /// Give the run a private CLI home under its artifact directory
     #[arg(long)]
     pub isolate_home: bool,
+    /// When the CLI gives up on a rate or usage limit that says when it resets: wait for the
+    /// reset (within --timeout) and resume the session, or fail [default: fail]
+    #[arg(long, value_name = "wait|fail", value_parser = parse_on_rate_limit)]
+    pub on_rate_limit: Option<forge_domain::OnRateLimit>,
+}
+
+fn parse_on_rate_limit(text: &str) -> Result<forge_domain::OnRateLimit, String> {
+    text.parse()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

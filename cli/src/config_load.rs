@@ -102,6 +102,7 @@ fn flag_layer(flags: &ConfigFlags, target: &str) -> Layer {
     };
     let mut config = PartialConfig {
         default_provider: flags.provider.clone(),
+        on_rate_limit: flags.on_rate_limit,
         ..PartialConfig::default()
     };
     if provider != PartialProvider::default() {

@@ -268,6 +268,8 @@ impl OfflineProvider {
             isolate_home: self.isolate_home,
             copy_user_auth: self.copy_user_auth,
             model: self.model.clone(),
+            // The shipped table, as a run configured from files gets it.
+            pricing: forge_app::config::shipped_pricing(),
             ..ProviderSettings::default()
         }
     }
@@ -304,6 +306,34 @@ impl OfflineProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The demo and the e2e suite configure providers without config files: they get the
+    /// shipped pricing table all the same, so codex and gemini runs have an estimated cost.
+    #[test]
+    fn offline_settings_carry_the_shipped_prices() {
+        let dir = std::env::temp_dir().join(format!("forge-offline-{}", std::process::id()));
+        for provider in ["claude", "codex", "gemini"] {
+            let offline = configure(
+                provider,
+                Path::new("/clis"),
+                "http://127.0.0.1:1",
+                &CodexHome::Fixed(dir.clone()),
+            )
+            .unwrap();
+            let usage = forge_domain::Usage {
+                input_tokens: 1000,
+                output_tokens: 10,
+                ..forge_domain::Usage::default()
+            };
+            for model in ["gpt-5.5", "gemini-3.8-flash", "claude-opus-5-5"] {
+                assert!(
+                    offline.settings().pricing.estimate(model, &usage).is_some(),
+                    "{provider} {model}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn user_clis_dir_follows_override_then_xdg_then_home() {

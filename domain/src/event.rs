@@ -92,6 +92,14 @@ pub enum AgentEvent {
     Warning {
         message: String,
     },
+    /// forge itself waits for a rate or usage limit to reset, then resumes the session
+    /// (`on_rate_limit = "wait"`). Not a retry: it counts against no retry budget.
+    RateLimitWait {
+        /// Unix time in milliseconds.
+        resets_at_ms: u64,
+        wait_ms: u64,
+        message: String,
+    },
     /// An error the CLI reported; the run may go on (see `Completed`).
     Error {
         message: String,
@@ -145,6 +153,7 @@ impl AgentEvent {
             AgentEvent::UsageUpdate { .. } => "usage_update",
             AgentEvent::Retry { .. } => "retry",
             AgentEvent::Warning { .. } => "warning",
+            AgentEvent::RateLimitWait { .. } => "rate_limit_wait",
             AgentEvent::Error { .. } => "error",
             AgentEvent::Completed { .. } => "completed",
             AgentEvent::Unknown { .. } => "unknown",

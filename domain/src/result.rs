@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::ForgeError;
 use crate::ids::{ProviderId, RunId, SessionId};
 use crate::orphan::EndedOrphan;
+use crate::rate_limit::RateLimitWait;
 use crate::raw::RawJson;
 use crate::tool::ToolCall;
 use crate::usage::Usage;
@@ -88,6 +89,10 @@ pub struct ExecutionMetadata {
     /// then ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub orphans_ended: Vec<EndedOrphan>,
+    /// Rate or usage limits the run waited out before resuming its session
+    /// (`on_rate_limit = "wait"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_limit_waits: Vec<RateLimitWait>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -31,7 +31,8 @@ pub fn derive_status(inputs: StatusInputs) -> ExecutionStatus {
             _ => ExecutionStatus::Partial,
         },
         Some(false) => ExecutionStatus::Error,
-        Some(true) if inputs.exit_code == Some(0) => ExecutionStatus::Success,
+        // An unknown exit (a transcript decoded without its exit code) keeps the CLI's word.
+        Some(true) if matches!(inputs.exit_code, Some(0) | None) => ExecutionStatus::Success,
         Some(true) => ExecutionStatus::Error,
     }
 }
@@ -66,6 +67,9 @@ mod tests {
     fn status_table() {
         check(Some(true), Some(0), true, false, false, Success);
         check(Some(true), Some(1), true, false, false, Error);
+        check(Some(true), None, true, false, false, Success);
+        check(Some(false), None, true, false, false, Error);
+        check(Some(true), Some(-1), true, false, false, Error);
         check(Some(false), Some(0), true, false, false, Error);
         check(None, Some(0), true, false, false, Partial);
         check(None, Some(143), true, false, false, Partial);

@@ -209,6 +209,11 @@ pub trait Decoder: Send {
         errors
     }
 
+    /// Events the CLI reports only on stderr (gemini's retries), read from the stderr the
+    /// run kept once the process has ended, just before [`Decoder::finish`] (live runs and
+    /// offline decoding with a recorded stderr alike). Default: stdout says everything.
+    fn decode_stderr(&mut self, _stderr: &str, _out: &mut Vec<AgentEvent>) {}
+
     /// Called once at the end with how the process ended (`None` when decoding a recording
     /// offline: no process). Returns the result pieces.
     fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces;
@@ -235,6 +240,10 @@ impl<D: Decoder + ?Sized> Decoder for Box<D> {
 
     fn decode_document(&mut self, text: &str, out: &mut Vec<AgentEvent>) -> Vec<ForgeError> {
         (**self).decode_document(text, out)
+    }
+
+    fn decode_stderr(&mut self, stderr: &str, out: &mut Vec<AgentEvent>) {
+        (**self).decode_stderr(stderr, out);
     }
 
     fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {

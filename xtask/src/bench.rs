@@ -28,6 +28,9 @@ pub struct BenchArgs {
     /// Only the TTFE measurement (skip `cargo bench --workspace`)
     #[arg(long)]
     pub ttfe_only: bool,
+    /// Only the peak-memory measurement against the line length
+    #[arg(long)]
+    pub memory: bool,
     /// Only this provider (repeatable)
     #[arg(long, short = 'p', value_name = "P")]
     pub provider: Vec<String>,
@@ -38,6 +41,9 @@ const TIMEOUT: Duration = Duration::from_secs(90);
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let root = workspace_root();
+    if args.memory {
+        return crate::bench_memory::run(&root);
+    }
     if !args.ttfe_only {
         say("cargo bench --workspace");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());

@@ -20,6 +20,8 @@ mod check;
 pub mod delivery;
 mod install;
 mod record;
+mod resume_cost;
+mod retry_events;
 mod server;
 pub mod task;
 
@@ -146,10 +148,15 @@ fn run_cases(args: &E2eArgs) -> anyhow::Result<()> {
         let _ = worker.join();
     }
     drop(servers);
-    let outcomes = Arc::try_unwrap(outcomes)
+    let mut outcomes = Arc::try_unwrap(outcomes)
         .ok()
         .and_then(|m| m.into_inner().ok())
         .unwrap_or_default();
+    let ran: Vec<_> = outcomes.iter().map(|o| (o.scenario, o.provider)).collect();
+    outcomes.extend(retry_events::check(&suite, &ran));
+    if args.scenario.is_empty() || args.scenario.iter().any(|s| s == "resume") {
+        outcomes.extend(resume_cost::run(&suite, &args.provider));
+    }
     report(
         &expects,
         &outcomes,

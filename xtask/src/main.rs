@@ -6,6 +6,7 @@
 //! - `man`: the man pages of `forge-code-agent` into `target/man/`.
 
 mod bench;
+mod bench_memory;
 mod ci;
 mod e2e;
 mod man;

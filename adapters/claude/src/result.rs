@@ -111,7 +111,8 @@ pub(crate) fn finish(d: &mut ClaudeDecoder, exit: Option<&ProcessExit>) -> Resul
         metadata.num_turns = *num_turns;
         metadata.duration_ms = *duration_ms;
     }
-    if metadata.cost_usd.is_none() {
+    // Tokens but no cost (a result cut off before it): priced from the table.
+    if metadata.cost_usd.is_none() && !metadata.usage.is_zero() {
         let estimate = metadata
             .model
             .as_deref()

@@ -142,7 +142,13 @@ fn configured_provider(
     settings: &ProviderSettings,
     env: &EnvSnapshot,
 ) -> Option<ConfiguredProvider> {
-    let dir: PathBuf = match (&settings.home, env.get(CODEX_HOME_ENV), env.get("HOME")) {
+    // The home a run would use: its configured home, else CODEX_HOME as the run's
+    // environment has it (the provider's `env` over the shell's), else `~/.codex`.
+    let codex_home = settings
+        .env
+        .get(CODEX_HOME_ENV)
+        .or_else(|| env.get(CODEX_HOME_ENV));
+    let dir: PathBuf = match (&settings.home, codex_home, env.get("HOME")) {
         (Some(home), _, _) => codex_home_in(home),
         (None, Some(dir), _) if !dir.is_empty() => PathBuf::from(dir),
         (None, _, Some(home)) if !home.is_empty() => codex_home_in(home.as_ref()),

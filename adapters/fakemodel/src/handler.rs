@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::book::{Decision, GLOBAL_CONVERSATION, TurnBook};
 use crate::conn::ConnInfo;
 use crate::inspect::fill_schema;
-use crate::log::{LoggedRequest, RequestLog, loggable_body, loggable_headers, now_ms};
+use crate::log::{LoggedRequest, RequestLog, ServedUsage, loggable_body, loggable_headers, now_ms};
 use crate::reply::{FINISHED_TEXT, IdGen, ReplyPlan, estimate_tokens, model_of};
 use crate::sse::{self, Delivery};
 use crate::tools::{ToolCatalog, Vendor};
@@ -65,6 +65,7 @@ pub async fn handle(
         turn: None,
         side_call: None,
         outcome: String::new(),
+        usage: None,
     };
     let response = route(
         &state,
@@ -128,6 +129,7 @@ fn route(
                 &side_text(body.pointer("/output_config/format/schema")),
                 tokens,
             );
+            entry.usage = Some(served(&plan));
             return side_call(
                 entry,
                 reason,
@@ -152,6 +154,7 @@ fn route(
         let stream = body.get("stream").and_then(Value::as_bool).unwrap_or(true);
         if let Some(reason) = openai::side_call_reason(body) {
             let plan = ReplyPlan::text(&model, SIDE_CALL_TEXT, tokens);
+            entry.usage = Some(served(&plan));
             return side_call(
                 entry,
                 reason,
@@ -197,6 +200,7 @@ fn route(
                 };
                 let plan = ReplyPlan::text(&call.model, &side_text(schema), tokens);
                 let answer = json_response(&gemini::render_response(&plan, &state.ids));
+                entry.usage = Some(served(&plan));
                 return side_call(entry, reason, answer);
             }
             "countTokens" => {
@@ -259,6 +263,7 @@ fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequ
             entry.turn = Some(index);
             entry.outcome = "served".into();
             let (plan, delay) = plan_for(index).unwrap_or_else(|| (finished(), Duration::ZERO));
+            entry.usage = Some(served(&plan));
             let delivery = Delivery {
                 delay,
                 cut_after: None,
@@ -267,14 +272,24 @@ fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequ
         }
         Decision::Finished => {
             entry.outcome = "finished".into();
+            let plan = finished();
+            entry.usage = Some(served(&plan));
             render(
                 state,
                 request.vendor,
-                &finished(),
+                &plan,
                 request.stream,
                 Delivery::default(),
             )
         }
+    }
+}
+
+/// The usage a plan's response reports (every vendor renders the same two counts).
+fn served(plan: &ReplyPlan) -> ServedUsage {
+    ServedUsage {
+        input_tokens: plan.input_tokens,
+        output_tokens: plan.output_tokens(),
     }
 }
 

@@ -94,6 +94,6 @@ pub mod tools;
 
 pub use book::{Decision, TurnBook};
 pub use error::FakeModelError;
-pub use log::LoggedRequest;
+pub use log::{LoggedRequest, ServedUsage};
 pub use scenario::{AlwaysWord, FailKnob, Scenario, Times, ToolAction, Turn};
 pub use server::{FakeModelOptions, FakeModelServer, RunningServer, serve_forever};

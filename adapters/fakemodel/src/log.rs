@@ -43,6 +43,17 @@ pub struct LoggedRequest {
     pub side_call: Option<String>,
     /// `served`, `failed <status>`, `cut`, `finished`, `side_call`, `health`, `not_found`.
     pub outcome: String,
+    /// The token usage the response reported to the CLI, for responses that carried one
+    /// (turns and side calls answered whole): what a run's usage is checked against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ServedUsage>,
+}
+
+/// Tokens a response reported, as every vendor's usage block counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ServedUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
 }
 
 /// Headers as a sorted map, credentials removed.

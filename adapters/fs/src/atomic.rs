@@ -17,6 +17,18 @@ const NEW_FILE_MODE: u32 = 0o644;
 /// # Errors
 /// [`ForgeError::Io`] when the temp file cannot be created, written or renamed.
 pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ForgeError> {
+    write_atomic_with(path, |file| file.write_all(contents))
+}
+
+/// [`write_atomic`] with the contents written by `fill` straight into the temp file (a
+/// large value serialised without building its text first).
+///
+/// # Errors
+/// As [`write_atomic`], and `fill`'s error.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), ForgeError> {
     let context = || format!("writing {}", path.display());
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -26,8 +38,12 @@ pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ForgeErro
         .prefix(".forge-tmp-")
         .tempfile_in(dir)
         .map_err(|e| ForgeError::io(context(), e))?;
-    temp.write_all(contents)
-        .map_err(|e| ForgeError::io(context(), e))?;
+    {
+        let mut writer = std::io::BufWriter::new(temp.as_file_mut());
+        fill(&mut writer)
+            .and_then(|()| writer.flush())
+            .map_err(|e| ForgeError::io(context(), e))?;
+    }
     let permissions = match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => meta.permissions(),
         _ => std::os::unix::fs::PermissionsExt::from_mode(NEW_FILE_MODE),

@@ -4,11 +4,13 @@
 //! `.git/` itself and forge's own `.forgecode/` are left out.
 
 use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_ports::{EntryKind, IndexEntry, RepoIndexer};
-use ignore::WalkBuilder;
+use ignore::{WalkBuilder, WalkState};
 
 use crate::blocking::run_blocking;
 
@@ -36,50 +38,105 @@ fn walk(root: &Path, limit: usize) -> Result<Vec<IndexEntry>, ForgeError> {
             "not a directory",
         ));
     }
+    // The parallel walker: a directory read and a stat per file is most of the cost, and
+    // they overlap well across threads.
+    let threads = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .min(8);
     let walker = WalkBuilder::new(root)
         .hidden(false)
         // Respect .gitignore even where there is no `.git` (a plain directory, a bare
         // mirror's work tree).
         .require_git(false)
+        .threads(threads)
         .filter_entry(|e| {
             let name = e.file_name();
             e.depth() == 0 || (name != ".git" && name != ".forgecode")
         })
-        .build();
-    let mut entries = Vec::new();
-    for item in walker {
-        // An unreadable subdirectory is skipped, not fatal: the index is a summary.
-        let Ok(entry) = item else { continue };
-        if entry.depth() == 0 {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
+        .build_parallel();
+    let found: Mutex<Vec<IndexEntry>> = Mutex::new(Vec::new());
+    let full = AtomicBool::new(false);
+    let (found_ref, full_ref) = (&found, &full);
+    walker.run(|| {
+        let mut batch = Batch {
+            local: Vec::new(),
+            found: found_ref,
+            limit,
+            full: full_ref,
         };
-        let Some(file_type) = entry.file_type() else {
-            continue;
-        };
-        let (kind, size) = if file_type.is_symlink() {
-            (EntryKind::Symlink, 0)
-        } else if file_type.is_dir() {
-            (EntryKind::Dir, 0)
-        } else {
-            (
-                EntryKind::File,
-                entry.metadata().map(|m| m.len()).unwrap_or(0),
-            )
-        };
-        entries.push(IndexEntry {
-            path: rel.to_string_lossy().replace('\\', "/"),
-            kind,
-            size,
-        });
-        if entries.len() >= limit {
-            break;
+        Box::new(move |item| {
+            // An unreadable subdirectory is skipped, not fatal: the index is a summary.
+            let Ok(entry) = item else {
+                return WalkState::Continue;
+            };
+            if entry.depth() > 0 {
+                if let Some(e) = to_entry(root, &entry) {
+                    batch.local.push(e);
+                }
+            }
+            if batch.local.len() >= 256 {
+                batch.flush();
+            }
+            if full_ref.load(Ordering::Relaxed) {
+                return WalkState::Quit;
+            }
+            WalkState::Continue
+        })
+    });
+    let mut entries = found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    entries.truncate(limit);
+    Ok(entries)
+}
+
+/// One walker thread's entries, handed to the shared list in batches (and the rest when
+/// the thread's visitor is dropped at the end of the walk).
+struct Batch<'a> {
+    local: Vec<IndexEntry>,
+    found: &'a Mutex<Vec<IndexEntry>>,
+    limit: usize,
+    full: &'a AtomicBool,
+}
+
+impl Batch<'_> {
+    fn flush(&mut self) {
+        let mut all = self
+            .found
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.append(&mut self.local);
+        if all.len() >= self.limit {
+            self.full.store(true, Ordering::Relaxed);
         }
     }
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(entries)
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+fn to_entry(root: &Path, entry: &ignore::DirEntry) -> Option<IndexEntry> {
+    let rel = entry.path().strip_prefix(root).ok()?;
+    let file_type = entry.file_type()?;
+    let (kind, size) = if file_type.is_symlink() {
+        (EntryKind::Symlink, 0)
+    } else if file_type.is_dir() {
+        (EntryKind::Dir, 0)
+    } else {
+        (
+            EntryKind::File,
+            entry.metadata().map(|m| m.len()).unwrap_or(0),
+        )
+    };
+    Some(IndexEntry {
+        path: rel.to_string_lossy().replace('\\', "/"),
+        kind,
+        size,
+    })
 }
 
 #[cfg(test)]

@@ -6,17 +6,21 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use forge_domain::{AgentEvent, ExecutionResult, ForgeError, Redactor};
 use forge_ports::{RunArtifacts, RunRecord};
-use tokio::io::{AsyncWriteExt, BufWriter};
+use std::io::{BufWriter, Write};
 
-use crate::atomic::write_atomic;
+use crate::atomic::{write_atomic, write_atomic_with};
 use crate::blocking::run_blocking;
 use crate::bundle::{EVENTS, RESULT, RUN, STDERR, STDOUT};
 use crate::redact_json::redact_json;
 
 /// Keeps `events.jsonl` open for the whole run: one open per run, not per event.
+///
+/// The file is written synchronously: an event is serialised straight into its buffer, so
+/// an event carrying a huge text is never turned into a second, serialised copy in memory.
+/// The writes go to the page cache and are as short as the events.
 pub struct FsRunArtifacts {
     dir: PathBuf,
-    events: BufWriter<tokio::fs::File>,
+    events: BufWriter<std::fs::File>,
     redactor: Arc<Redactor>,
 }
 
@@ -29,7 +33,7 @@ impl std::fmt::Debug for FsRunArtifacts {
 }
 
 impl FsRunArtifacts {
-    pub(crate) fn new(dir: PathBuf, events: tokio::fs::File, redactor: Arc<Redactor>) -> Self {
+    pub(crate) fn new(dir: PathBuf, events: std::fs::File, redactor: Arc<Redactor>) -> Self {
         Self {
             dir,
             events: BufWriter::new(events),
@@ -57,18 +61,21 @@ impl RunArtifacts for FsRunArtifacts {
     }
 
     async fn append_events(&mut self, events: &[AgentEvent]) -> Result<(), ForgeError> {
-        // Serialise the whole batch first so a serialisation failure writes nothing of it.
-        let mut batch = String::new();
         for event in events {
-            batch.push_str(&redact_json(&self.redactor, event, false)?);
-            batch.push('\n');
+            if self.redactor.would_redact(event) {
+                let text = redact_json(&self.redactor, event, false)?;
+                self.events
+                    .write_all(text.as_bytes())
+                    .map_err(|e| self.events_error(e))?;
+            } else {
+                serde_json::to_writer(&mut self.events, event).map_err(|e| self.events_error(e))?;
+            }
+            self.events
+                .write_all(b"\n")
+                .map_err(|e| self.events_error(e))?;
         }
-        self.events
-            .write_all(batch.as_bytes())
-            .await
-            .map_err(|e| self.events_error(e))?;
         // Flushed per call, not per run: if forge dies, what was appended is on disk.
-        self.events.flush().await.map_err(|e| self.events_error(e))
+        self.events.flush().map_err(|e| self.events_error(e))
     }
 
     async fn finish(
@@ -76,12 +83,19 @@ impl RunArtifacts for FsRunArtifacts {
         record: &RunRecord,
         result: &ExecutionResult,
     ) -> Result<(), ForgeError> {
-        self.events
-            .flush()
-            .await
-            .map_err(|e| self.events_error(e))?;
-        let result_text = redact_json(&self.redactor, result, true)?;
+        self.events.flush().map_err(|e| self.events_error(e))?;
         let record_text = record_json(record)?;
+        if !self.redactor.would_redact(result) {
+            // Nothing to mask: serialised straight into the file. A result can hold a line
+            // of tens of megabytes; its text would be one more copy of it. Written in place
+            // (this is the run's last step): the value is borrowed, so it cannot go to the
+            // blocking pool.
+            write_atomic_with(&self.dir.join(RESULT), |file| {
+                serde_json::to_writer_pretty(&mut *file, result).map_err(std::io::Error::from)
+            })?;
+            return write_atomic(&self.dir.join(RUN), record_text.as_bytes());
+        }
+        let result_text = redact_json(&self.redactor, result, true)?;
         let dir = self.dir.clone();
         run_blocking("finishing run bundle", move || {
             write_atomic(&dir.join(RESULT), result_text.as_bytes())?;

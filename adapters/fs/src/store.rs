@@ -63,7 +63,9 @@ impl ArtifactStore for FsArtifactStore {
             .append(true)
             .open(dir.join(EVENTS))
             .await
-            .map_err(|e| ForgeError::io(format!("opening {}", dir.join(EVENTS).display()), e))?;
+            .map_err(|e| ForgeError::io(format!("opening {}", dir.join(EVENTS).display()), e))?
+            .into_std()
+            .await;
         Ok(Box::new(FsRunArtifacts::new(
             dir,
             events,

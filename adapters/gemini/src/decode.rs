@@ -425,6 +425,13 @@ impl Decoder for GeminiDecoder {
         crate::json_output::decode_json_document(self, text, out).then(Vec::new)
     }
 
+    /// Gemini prints its retries on stderr only (`retries.rs`).
+    fn decode_stderr(&mut self, stderr: &str, out: &mut Vec<AgentEvent>) {
+        for event in crate::retries::retries(stderr) {
+            self.emit(out, event);
+        }
+    }
+
     fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {
         crate::result::finish(self, exit)
     }

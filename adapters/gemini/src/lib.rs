@@ -38,6 +38,7 @@ pub mod json_output;
 pub mod provider;
 mod report;
 mod result;
+pub mod retries;
 pub mod stderr;
 pub mod tools;
 pub mod wire;

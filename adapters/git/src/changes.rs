@@ -8,7 +8,7 @@ use std::path::Path;
 use forge_domain::ForgeError;
 use forge_ports::{AddedLines, PathChange, PathChangeKind};
 
-use crate::git_cli::GitCli;
+use crate::git_cli::{GitCli, nul_fields};
 
 /// Paths exactly as stored (no `"\303\251"` quoting), no rename pairing, no colour.
 const DIFF: &[&str] = &[
@@ -114,8 +114,7 @@ async fn untracked(git: &GitCli, dir: &Path) -> Result<Vec<String>, ForgeError> 
             None,
         )
         .await?;
-    Ok(out
-        .split('\0')
+    Ok(nul_fields(&out)
         .filter(|p| !p.is_empty())
         .map(str::to_owned)
         .collect())
@@ -140,7 +139,7 @@ fn count_lines(text: &str) -> u64 {
 
 /// `M\0path\0A\0path\0…`
 pub(crate) fn parse_name_status(out: &str) -> Vec<(PathChangeKind, String)> {
-    let mut parts = out.split('\0');
+    let mut parts = nul_fields(out);
     let mut found = Vec::new();
     while let (Some(status), Some(path)) = (parts.next(), parts.next()) {
         let kind = match status.chars().next() {
@@ -156,7 +155,7 @@ pub(crate) fn parse_name_status(out: &str) -> Vec<(PathChangeKind, String)> {
 
 /// `added\tremoved\tpath\0…`; binary files show `-` and count 0.
 pub(crate) fn parse_numstat(out: &str) -> Vec<(u64, u64, String)> {
-    out.split('\0')
+    nul_fields(out)
         .filter_map(|record| {
             let mut fields = record.splitn(3, '\t');
             let added = fields.next()?.trim_start_matches('\n');
@@ -222,6 +221,19 @@ mod tests {
                 (PathChangeKind::Modified, "link".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn a_trailing_newline_after_the_last_nul_is_no_field() {
+        // The process port hands output on line by line, so `-z` output may end in `\n`.
+        assert_eq!(
+            parse_name_status("M\0a.txt\0A\0b c\0\n"),
+            vec![
+                (PathChangeKind::Modified, "a.txt".to_owned()),
+                (PathChangeKind::Added, "b c".to_owned()),
+            ]
+        );
+        assert_eq!(parse_numstat("1\t0\ta\0\n"), vec![(1, 0, "a".to_owned())]);
     }
 
     #[test]

@@ -110,6 +110,14 @@ impl GitCli {
     }
 }
 
+/// The fields of `-z` output: NUL-separated, without the empty tail after the last NUL
+/// (nor the newline the process port may add after it).
+pub(crate) fn nul_fields(out: &str) -> impl Iterator<Item = &str> {
+    let out = out.strip_suffix('\n').unwrap_or(out);
+    let out = out.strip_suffix('\0').unwrap_or(out);
+    out.split('\0').filter(|f| !f.is_empty())
+}
+
 /// git's complaint in one line: stderr, else stdout, else the exit status.
 pub(crate) fn failure_text(output: &CapturedOutput) -> String {
     let text = if output.stderr.trim().is_empty() {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use forge_domain::ForgeError;
 use forge_ports::WorktreeInfo;
 
-use crate::git_cli::{GitCli, failure_text};
+use crate::git_cli::{GitCli, failure_text, nul_fields};
 
 pub(crate) async fn add(
     git: &GitCli,
@@ -69,7 +69,7 @@ pub(crate) async fn list(git: &GitCli, repo: &Path) -> Result<Vec<WorktreeInfo>,
 pub(crate) fn parse_porcelain(out: &str) -> Vec<WorktreeInfo> {
     let mut trees = Vec::new();
     let mut current: Option<WorktreeInfo> = None;
-    for attr in out.split('\0') {
+    for attr in nul_fields(out) {
         if let Some(path) = attr.strip_prefix("worktree ") {
             trees.extend(current.take());
             current = Some(WorktreeInfo {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use forge_domain::{ModelPrice, PricingTable};
+use forge_domain::{ModelPrice, OnRateLimit, PricingTable};
 use forge_ports::{KillLadder, ProviderSettings};
 use serde::Serialize;
 
@@ -22,6 +22,8 @@ pub struct EffectiveConfig {
     pub timeout_ms: Option<Sourced<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kill_grace_ms: Option<Sourced<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_rate_limit: Option<Sourced<OnRateLimit>>,
     pub providers: BTreeMap<String, EffectiveProvider>,
 }
 
@@ -67,6 +69,7 @@ pub fn merge(layers: &[Layer]) -> EffectiveConfig {
         default_provider: Sourced::new(DEFAULT_PROVIDER.to_owned(), Source::Default),
         timeout_ms: None,
         kill_grace_ms: None,
+        on_rate_limit: None,
         providers: BTreeMap::new(),
     };
     for layer in layers {
@@ -77,6 +80,7 @@ pub fn merge(layers: &[Layer]) -> EffectiveConfig {
         }
         set(&mut out.timeout_ms, c.timeout_ms, src);
         set(&mut out.kill_grace_ms, c.kill_grace_ms, src);
+        set(&mut out.on_rate_limit, c.on_rate_limit, src);
         for (id, section) in &c.providers {
             let target = out.providers.entry(id.clone()).or_default();
             if target.declared_in.is_none() && src != &Source::Default {

@@ -85,6 +85,14 @@ pub fn env_layers(
             Ok(())
         })?);
     }
+    if let Some(value) = get("FORGE_ON_RATE_LIMIT") {
+        layers.push(global("FORGE_ON_RATE_LIMIT", |c| {
+            c.on_rate_limit = Some(value.parse().map_err(|reason: String| {
+                ConfigError::new(origin("FORGE_ON_RATE_LIMIT"), "on_rate_limit", reason)
+            })?);
+            Ok(())
+        })?);
+    }
     for id in known_providers {
         let upper = id.to_ascii_uppercase().replace('-', "_");
         for (suffix, field) in FORGE_FIELDS {

@@ -15,6 +15,7 @@ const GLOBAL_KEYS: &[&str] = &[
     "default_provider",
     "timeout_ms",
     "kill_grace_ms",
+    "on_rate_limit",
     "providers",
     // Read by `task_file::parse_task_config` (the task pipeline's sections).
     "validation",
@@ -96,6 +97,13 @@ impl Reader {
             default_provider: self.string(table, "", "default_provider")?,
             timeout_ms: self.u64(table, "", "timeout_ms")?,
             kill_grace_ms: self.u64(table, "", "kill_grace_ms")?,
+            on_rate_limit: self
+                .string(table, "", "on_rate_limit")?
+                .map(|text| {
+                    text.parse()
+                        .map_err(|reason: String| self.err("on_rate_limit", reason))
+                })
+                .transpose()?,
             providers: BTreeMap::new(),
         };
         if let Some(name) = &config.default_provider {
@@ -356,7 +364,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, providers, validation, task, delivery, store)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, delivery, store)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

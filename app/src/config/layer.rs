@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use forge_domain::ModelPrice;
+use forge_domain::{ModelPrice, OnRateLimit};
 
 use super::source::Source;
 
@@ -13,6 +13,8 @@ pub struct PartialConfig {
     pub default_provider: Option<String>,
     pub timeout_ms: Option<u64>,
     pub kill_grace_ms: Option<u64>,
+    /// `wait` or `fail` when a CLI gives up on a rate or usage limit with a reset time.
+    pub on_rate_limit: Option<OnRateLimit>,
     pub providers: BTreeMap<String, PartialProvider>,
 }
 

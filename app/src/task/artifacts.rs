@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use forge_domain::ForgeError;
 use forge_domain::task::TaskId;
+use forge_domain::{ForgeError, Redactor};
 use forge_ports::FileStore;
 use serde::Serialize;
 
@@ -28,20 +28,23 @@ impl TaskDir {
         self.dir.join("validation")
     }
 
-    /// Writes `value` as pretty JSON to `<dir>/<name>`.
+    /// Writes `value` as pretty JSON to `<dir>/<name>`, secrets masked (the mask has no
+    /// quote or backslash, so the JSON stays valid).
     ///
     /// # Errors
     /// [`ForgeError::Io`] when it cannot be serialised or written.
     pub async fn write_json(
         &self,
         files: &dyn FileStore,
+        redactor: &Redactor,
         name: &str,
         value: &impl Serialize,
     ) -> Result<(), ForgeError> {
-        let mut json = serde_json::to_vec_pretty(value)
+        let json = serde_json::to_string_pretty(value)
             .map_err(|e| ForgeError::io(format!("serialising {name}"), e))?;
-        json.push(b'\n');
-        files.write(&self.dir.join(name), &json).await
+        let mut text = redactor.redact(&json).into_owned();
+        text.push('\n');
+        files.write(&self.dir.join(name), text.as_bytes()).await
     }
 
     /// Writes raw bytes to `<dir>/<name>`.

@@ -41,6 +41,8 @@ pub struct TaskPorts {
     pub vcs: Arc<dyn Vcs>,
     pub index: Arc<dyn RepoIndexer>,
     pub files: Arc<dyn FileStore>,
+    /// Masks secrets in validation output and in every artifact the task writes.
+    pub redactor: forge_domain::Redactor,
 }
 
 /// Runs tasks; built from a [`CodeAgent`] (its providers and runtime) and [`TaskPorts`].
@@ -178,6 +180,7 @@ impl TaskPipeline {
             cycles: Vec::new(),
             started,
             cancel,
+            main_prompt: None,
         };
         Ok(task.run(&mut report).await)
     }
@@ -226,7 +229,7 @@ impl TaskPipeline {
             runner: runtime.runner.clone(),
             clock: runtime.clock.clone(),
             ladder: forge_ports::KillLadder::default(),
-            redactor: forge_domain::Redactor::new(),
+            redactor: self.ports.redactor.clone(),
             step_timeout: Duration::from_millis(req.validation.step_timeout_ms),
         }
     }
@@ -317,6 +320,8 @@ struct Task<'a> {
     cycles: Vec<Cycle>,
     started: u64,
     cancel: RunCanceller,
+    /// The main run's prompt, for a correction that cannot resume its session.
+    main_prompt: Option<String>,
 }
 
 /// How the stages before cleanup ended.
@@ -393,7 +398,12 @@ impl Task<'_> {
         let outcome = self.outcome(task_type, model, ending);
         let _ = self
             .dir
-            .write_json(self.files(), "review.json", &outcome.review)
+            .write_json(
+                self.files(),
+                &self.pipeline.ports.redactor,
+                "review.json",
+                &outcome.review,
+            )
             .await;
         let manifest = Manifest {
             task_id: &self.task_id,
@@ -416,11 +426,21 @@ impl Task<'_> {
         };
         let _ = self
             .dir
-            .write_json(self.files(), "manifest.json", &manifest)
+            .write_json(
+                self.files(),
+                &self.pipeline.ports.redactor,
+                "manifest.json",
+                &manifest,
+            )
             .await;
         let _ = self
             .dir
-            .write_json(self.files(), "report.json", &outcome)
+            .write_json(
+                self.files(),
+                &self.pipeline.ports.redactor,
+                "report.json",
+                &outcome,
+            )
             .await;
         report.stage(Stage::Done, outcome.cost_usd, outcome.stop_reason.as_str());
         outcome
@@ -638,11 +658,17 @@ impl Task<'_> {
             prompt_chars: prompt.len(),
         };
         self.dir
-            .write_json(self.files(), "plan.json", &plan)
+            .write_json(
+                self.files(),
+                &self.pipeline.ports.redactor,
+                "plan.json",
+                &plan,
+            )
             .await
             .map_err(fail)?;
 
         // Stage 8: the main run.
+        self.main_prompt = Some(prompt.clone());
         let run = self
             .agent_run(CycleKind::Main, prompt, None, model, report)
             .await;
@@ -769,6 +795,12 @@ impl Task<'_> {
         }
         let can_resume = caps.resume && session.is_some();
         request.resume_session_id = if can_resume { session } else { None };
+        if kind != CycleKind::Main && !can_resume {
+            // A fresh session knows nothing of the task: hand it the task first.
+            if let Some(main) = &self.main_prompt {
+                request.prompt = format!("{main}\n\n{}", request.prompt);
+            }
+        }
         // The task's deadline bounds each run: never longer than what is left.
         let left = self
             .req

@@ -1,5 +1,7 @@
 mod delivery;
 mod faults;
 mod harness;
+mod rate_limit;
 mod run;
 mod stream_cancel;
+mod task;

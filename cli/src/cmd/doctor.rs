@@ -53,9 +53,13 @@ pub async fn run(args: DoctorArgs) -> Result<u8, Failure> {
         .collect();
     let mut providers = Vec::new();
     for name in &names {
-        let provider = compose::build_provider(&registry, name, config.settings(name))
+        let settings = config.settings(name);
+        // The environment a run gets: the shell's, with the provider's `env` over it.
+        let mut run_env = env.clone();
+        run_env.extend(settings.env.clone());
+        let provider = compose::build_provider(&registry, name, settings)
             .map_err(|e| Failure::Usage(e.to_string()))?;
-        let mut detection = provider.detect(runtime.runner.as_ref(), &env).await;
+        let mut detection = provider.detect(runtime.runner.as_ref(), &run_env).await;
         name.clone_into(&mut detection.provider);
         providers.push(detection);
     }

@@ -25,7 +25,11 @@ pub fn render(style: Style, result: &ExecutionResult) -> Vec<String> {
         (Some(cost), Some(CostSource::Estimated)) => format!("${cost:.4} estimated"),
         (Some(cost), Some(CostSource::Derived)) => format!("${cost:.4} derived"),
         (Some(cost), _) => format!("${cost:.4} reported"),
-        (None, _) => "cost unknown".into(),
+        // Tokens but no price: say which model the pricing table lacks.
+        (None, _) => match (&m.model, m.usage.is_zero()) {
+            (Some(model), false) => format!("cost unknown (no price for model {model})"),
+            _ => "cost unknown".into(),
+        },
     });
     // A resumed session's running total, apart from the run's own figures.
     if let Some(total) = m.session_cost_usd {
@@ -113,5 +117,58 @@ mod tests {
             ]
         );
         assert_eq!(duration(123_456), "2m03s");
+    }
+
+    /// The cost part: each source named; no cost says which model the table lacks, and a
+    /// resumed session's running total sits apart from the run's own figure.
+    #[test]
+    fn the_cost_part_names_its_source_or_the_unpriced_model() {
+        let check = |cost: Option<(f64, CostSource)>,
+                     model: Option<&str>,
+                     tokens: u64,
+                     session: Option<f64>,
+                     want: &str| {
+            let mut r =
+                ExecutionResult::empty(ProviderId::new("codex").unwrap(), ExecutionStatus::Success);
+            r.metadata.cost_usd = cost.map(|c| c.0);
+            r.metadata.cost_source = cost.map(|c| c.1);
+            r.metadata.model = model.map(str::to_owned);
+            r.metadata.usage.input_tokens = tokens;
+            r.metadata.session_cost_usd = session;
+            let line = render(Style::plain(), &r).remove(0);
+            let parts: Vec<&str> = line.split(" · ").collect();
+            assert_eq!(parts[2..parts.len() - 1].join(" · "), want, "{line}");
+        };
+        check(
+            Some((0.5, CostSource::Reported)),
+            None,
+            1,
+            None,
+            "$0.5000 reported",
+        );
+        check(
+            Some((0.5, CostSource::Derived)),
+            None,
+            1,
+            None,
+            "$0.5000 derived",
+        );
+        check(
+            None,
+            Some("mystery-model"),
+            10,
+            None,
+            "cost unknown (no price for model mystery-model)",
+        );
+        // Look-alikes: no tokens, or no model known: nothing to name.
+        check(None, Some("mystery-model"), 0, None, "cost unknown");
+        check(None, None, 10, None, "cost unknown");
+        check(
+            Some((0.05, CostSource::Reported)),
+            None,
+            1,
+            Some(0.15),
+            "$0.0500 reported · session $0.1500",
+        );
     }
 }

@@ -99,6 +99,15 @@ impl<'a> HumanRenderer<'a> {
             AgentEvent::Error { message, .. } => {
                 self.line(&format!("{} {message}", self.style.red("error:")));
             }
+            AgentEvent::RateLimitWait {
+                wait_ms, message, ..
+            } => {
+                self.line(&format!(
+                    "{} {message}; waiting {} s for the reset, then resuming",
+                    self.style.yellow("rate limited:"),
+                    wait_ms.div_ceil(1_000)
+                ));
+            }
             AgentEvent::Retry { message, .. } => {
                 self.line(&self.style.dim(format!("retrying: {message}")));
             }

@@ -20,6 +20,9 @@ fn help_of_every_subcommand() {
         &["demo"],
         &["fake-model"],
         &["fake-model", "serve"],
+        &["task"],
+        &["task", "run"],
+        &["task", "gc"],
     ];
     for args in commands {
         let out = sandbox.forge().args(*args).arg("--help").assert().success();

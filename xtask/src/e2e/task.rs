@@ -345,6 +345,16 @@ fn run_case(
                 "the resumed request carries the earlier history",
                 resumed_with_history(&log, prompt),
             );
+            let paths: Vec<&str> = report
+                .get("files")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.get("path").and_then(Value::as_str))
+                        .collect()
+                })
+                .unwrap_or_default();
+            expect("the change is answer.txt alone", paths == ["answer.txt"]);
             expect(
                 "answer.txt holds 42",
                 worktree

@@ -135,6 +135,37 @@ fn a_configured_model_provider_needs_its_key() {
     assert!(det.usable());
 }
 
+/// The provider's home and key set only in forge.toml (`[providers.codex] env = {…}`), none
+/// in the shell: detection sees what a run would (the run gets the same environment).
+#[test]
+fn a_home_and_key_set_only_in_the_provider_env_are_used_like_a_run_uses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.toml"),
+        mock_provider_config("http://127.0.0.1:9/v1", "gpt-5.5"),
+    )
+    .unwrap();
+    let codex_home = dir.path().to_str().unwrap().to_owned();
+    let settings = ProviderSettings {
+        env: BTreeMap::from([
+            ("CODEX_HOME".into(), codex_home.clone()),
+            ("MOCK_API_KEY".into(), "x".into()),
+        ]),
+        ..ProviderSettings::default()
+    };
+    // The shell's own CODEX_HOME (a user home without that provider) loses, as in a run.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let shell = [("CODEX_HOME", elsewhere.path().to_str().unwrap())];
+    let runner = ScriptedProcessRunner::new([out("codex-cli 0.169.0", 0), not_logged_in()]);
+    let det = run_detect(settings, &runner, &shell);
+    assert_eq!(det.authenticated, Some(true), "{det:?}");
+    assert!(det.usable());
+    assert_eq!(
+        runner.invocations()[0].env.set.get("CODEX_HOME"),
+        Some(&codex_home)
+    );
+}
+
 #[test]
 fn versions_outside_the_range_are_flagged() {
     let runner = ScriptedProcessRunner::new([

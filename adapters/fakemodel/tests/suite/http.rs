@@ -359,3 +359,36 @@ async fn a_chosen_port_is_used() {
     assert_eq!(server.base_url(), format!("http://127.0.0.1:{port}"));
     server.shutdown().await.unwrap();
 }
+
+/// Every answered turn logs the usage its response reported, so a run's usage can be
+/// checked exactly against what was served to it; failed turns report none.
+#[tokio::test]
+async fn served_turns_log_the_usage_they_reported() {
+    let server = start(RATE_LIMITED).await;
+    let _ = claude(&server, "s1").await;
+    let served = claude(&server, "s1").await;
+    let _ = codex(&server, "t1").await;
+    let _ = codex(&server, "t1").await;
+    let log = server.request_log();
+    let usage: Vec<_> = log.iter().map(|r| (r.outcome.as_str(), r.usage)).collect();
+    assert_eq!(usage.len(), 4);
+    assert_eq!(usage[0], ("failed 429", None));
+    assert_eq!(usage[2], ("failed 429", None));
+    for (outcome, u) in [usage[1], usage[3]] {
+        assert_eq!(outcome, "served");
+        let u = u.unwrap();
+        assert!(u.input_tokens > 0 && u.output_tokens > 0, "{u:?}");
+    }
+    // The logged figures are the ones the stream carried.
+    let claude_usage = log[1].usage.unwrap();
+    assert!(
+        served
+            .body
+            .contains(&format!("\"input_tokens\":{}", claude_usage.input_tokens))
+    );
+    assert!(
+        served
+            .body
+            .contains(&format!("\"output_tokens\":{}", claude_usage.output_tokens))
+    );
+}

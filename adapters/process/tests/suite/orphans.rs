@@ -39,15 +39,10 @@ fn sleeper(env: &[(&str, String)]) -> Child {
     command.spawn().unwrap()
 }
 
-fn pgid_of(pid: u32) -> u32 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    fields[2].parse().unwrap()
+/// The process group the fake CLI read for the process it announced (reading /proc later
+/// would race the runner, which ends the grandchild as soon as the CLI exits).
+fn pgid_in(line: &serde_json::Value) -> i64 {
+    line["pgid"].as_i64().unwrap()
 }
 
 fn reap(mut child: Child) {
@@ -63,11 +58,12 @@ async fn a_grandchild_that_left_the_group_is_ended_after_the_run_and_reported() 
 
     let knobs = [("FAKE_ANNOUNCE", "1"), ("FAKE_GRANDCHILD", "setsid")];
     let mut child = start(fake(&knobs), marked_options(&id)).await;
-    let cli = pid_of(&until_type(&mut child, "started").await);
-    let grandchild = pid_of(&until_type(&mut child, "grandchild").await);
+    let cli = until_type(&mut child, "started").await;
+    let announced = until_type(&mut child, "grandchild").await;
+    let grandchild = pid_of(&announced);
     assert_ne!(
-        pgid_of(grandchild),
-        pgid_of(cli),
+        pgid_in(&announced),
+        pgid_in(&cli),
         "the grandchild left the group"
     );
     let _ = all_items(&mut child).await;

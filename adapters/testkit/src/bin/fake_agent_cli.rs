@@ -6,7 +6,7 @@
 //! | knob | effect |
 //! |---|---|
 //! | `FAKE_IGNORE_SIGINT=1`, `FAKE_IGNORE_SIGTERM=1` | ignore that signal (kill-ladder tests) |
-//! | `FAKE_ANNOUNCE=1` | print `{"type":"started","pid":N}` |
+//! | `FAKE_ANNOUNCE=1` | print `{"type":"started","pid":N,"pgid":G}` |
 //! | `FAKE_READ_STDIN=1` | read stdin to end-of-file, print `{"type":"stdin","bytes":N,"text":T}` |
 //! | `FAKE_GRANDCHILD=detached\|inherit\|setsid` | start `sleep 1000` (stdio null, or inheriting stdout/stderr, or stdio null in a session of its own, out of the run's process group), print `{"type":"grandchild","pid":N}` |
 //! | `FAKE_PRINT_ARGS=1` | print `{"type":"args","args":[...]}` |
@@ -142,7 +142,9 @@ impl Out {
 
 fn preamble(out: &mut Out, args: &[String]) {
     if flag("FAKE_ANNOUNCE") {
-        out.json(&json!({"type": "started", "pid": std::process::id()}));
+        // SAFETY: getpgrp has no preconditions.
+        let pgid = unsafe { libc::getpgrp() };
+        out.json(&json!({"type": "started", "pid": std::process::id(), "pgid": pgid}));
     }
     if flag("FAKE_READ_STDIN") {
         let mut input = Vec::new();
@@ -207,7 +209,15 @@ fn start_grandchild(out: &mut Out, mode: &str) {
         }
     }
     match sleep.spawn() {
-        Ok(child) => out.json(&json!({"type": "grandchild", "pid": child.id(), "mode": mode})),
+        Ok(child) => {
+            // Read now, while the child is ours and alive: a test reading it later races
+            // the runner, which may already have ended it.
+            let pgid = i32::try_from(child.id())
+                // SAFETY: getpgid only reads the process table.
+                .map(|pid| unsafe { libc::getpgid(pid) })
+                .unwrap_or(-1);
+            out.json(&json!({"type": "grandchild", "pid": child.id(), "pgid": pgid, "mode": mode}));
+        }
         Err(err) => out.json(&json!({"type": "error", "message": err.to_string()})),
     }
 }
@@ -251,22 +261,18 @@ fn huge_line(out: &mut Out, mib: u64) {
 fn main_stream(out: &mut Out) {
     if let Some(path) = var("FAKE_REPLAY") {
         let delay = Duration::from_millis(number("FAKE_DELAY_MS").unwrap_or(0));
-        match std::fs::read(&path) {
-            Ok(bytes) => {
-                let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-                for (i, line) in body.split(|b| *b == b'\n').enumerate() {
-                    if i > 0 && !delay.is_zero() {
-                        std::thread::sleep(delay);
-                    }
-                    out.line(line, false);
-                }
-            }
-            Err(err) => {
+        if delay.is_zero() && out.crash_after.is_none() {
+            // Nothing happens between lines: stream the file, so a huge line costs this
+            // process no memory (memory benchmarks measure forge, not the fake).
+            out.flush();
+            if let Err(err) = stream_file(&path) {
                 let _ = writeln!(
                     std::io::stderr(),
                     "fake-agent-cli: cannot replay {path}: {err}"
                 );
             }
+        } else {
+            replay_lines(out, &path, delay);
         }
     }
     if let Some(n) = number("FAKE_EVENTS") {
@@ -325,4 +331,45 @@ fn monotonic_ns() -> u128 {
 
 fn number(name: &str) -> Option<u64> {
     var(name).and_then(|v| v.trim().parse().ok())
+}
+
+/// Copies `path` to stdout in small chunks, ending it with a newline when it has none.
+fn stream_file(path: &str) -> std::io::Result<()> {
+    let mut file = std::fs::File::open(path)?;
+    let mut stdout = std::io::stdout().lock();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut last = b'\n';
+    loop {
+        let n = file.read(&mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        stdout.write_all(&chunk[..n])?;
+        last = chunk[n - 1];
+    }
+    if last != b'\n' {
+        stdout.write_all(b"\n")?;
+    }
+    stdout.flush()
+}
+
+/// Replays `path` line by line, `delay` apart (and counted, for `FAKE_CRASH_AFTER`).
+fn replay_lines(out: &mut Out, path: &str, delay: Duration) {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+            for (i, line) in body.split(|b| *b == b'\n').enumerate() {
+                if i > 0 && !delay.is_zero() {
+                    std::thread::sleep(delay);
+                }
+                out.line(line, false);
+            }
+        }
+        Err(err) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "fake-agent-cli: cannot replay {path}: {err}"
+            );
+        }
+    }
 }

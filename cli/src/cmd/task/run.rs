@@ -34,17 +34,24 @@ pub fn task_ports(runner: Arc<dyn ProcessRunner>) -> TaskPorts {
         vcs: Arc::new(GitCli::new(runner)),
         index: Arc::new(FsRepoIndex::new()),
         files: Arc::new(FsFiles::new()),
+        redactor: compose::environment_redactor(),
     }
 }
 
 pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let task_text = read_prompt(args.task.as_deref())?;
-    let is_url = args.repo.contains("://") || args.repo.starts_with("git@");
+    // `--workdir` (shared with `run`) names the repository too when `--repo` is not given.
+    let repo_arg = if args.repo == "." && args.config.workdir != std::path::Path::new(".") {
+        args.config.workdir.display().to_string()
+    } else {
+        args.repo.clone()
+    };
+    let is_url = repo_arg.contains("://") || repo_arg.starts_with("git@");
     let mut flags = args.config.clone();
     let repo = if is_url {
-        args.repo.clone()
+        repo_arg.clone()
     } else {
-        let path = std::path::absolute(&args.repo).unwrap_or_else(|_| PathBuf::from(&args.repo));
+        let path = std::path::absolute(&repo_arg).unwrap_or_else(|_| PathBuf::from(&repo_arg));
         let path = std::fs::canonicalize(&path)
             .map_err(|e| Failure::Usage(format!("--repo {}: {e}", path.display())))?;
         flags.workdir.clone_from(&path);

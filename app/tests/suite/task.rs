@@ -1,0 +1,386 @@
+//! The task pipeline over real git, the real file system and the real process runner, with
+//! the `echo` provider pointed at a shell script standing in for an agent.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use forge_adapter_fs::{FsArtifactStore, FsFiles, FsRepoIndex, FsWorkspace};
+use forge_adapter_git::GitCli;
+use forge_adapter_process::TokioProcessRunner;
+use forge_app::config::ValidationConfig;
+use forge_app::task::{TaskPipeline, TaskPorts, TaskRequest};
+use forge_app::{CodeAgent, Runtime};
+use forge_domain::task::{StopReason, TaskLimits, TaskOutcome, TaskSpec, TaskStatus};
+use forge_domain::{ForgeError, ProviderId, Redactor};
+use forge_ports::{KillLadder, ProcessRunner, ProviderSettings};
+use forge_testkit::fakes::{RecordingLogger, RecordingMetrics};
+
+use super::harness::registry;
+
+/// The "agent": writes 41 first, 42 when told to fix validation errors; `MODE=none` writes
+/// nothing.
+const AGENT: &str = r#"#!/bin/sh
+prompt=$(cat)
+if [ "$MODE" != none ]; then
+  case "$prompt" in
+    *"FIX VALIDATION ERRORS"*) echo 42 > answer.txt ;;
+    *) echo 41 > answer.txt ;;
+  esac
+fi
+echo '{"type":"session","id":"s-1"}'
+echo '{"type":"result","ok":true,"text":"done"}'
+"#;
+
+const TEST_SH: &str = "[ ! -f answer.txt ] || grep -qx 42 answer.txt || { echo \"FAIL: $(cat answer.txt)\"; exit 1; }\n";
+const ORIGINAL: &[u8] = b"# Rules\r\nno final newline \xe2\x9c\x93";
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    repo: PathBuf,
+    agent: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("test.sh"), TEST_SH).unwrap();
+    std::fs::write(repo.join("AGENTS.md"), ORIGINAL).unwrap();
+    std::fs::write(repo.join(".gitignore"), ".forgecode/\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "initial"]);
+    let agent = dir.path().canonicalize().unwrap().join("agent.sh");
+    std::fs::write(&agent, AGENT).unwrap();
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Fixture {
+        _dir: dir,
+        repo,
+        agent,
+    }
+}
+
+fn pipeline(agent_script: &Path, env: &[(&str, &str)]) -> TaskPipeline {
+    let runner: Arc<dyn ProcessRunner> = Arc::new(TokioProcessRunner::new());
+    let runtime = Runtime {
+        runner: Arc::clone(&runner),
+        workspace: Arc::new(FsWorkspace::new()),
+        artifacts: Arc::new(FsArtifactStore::new(Redactor::new())),
+        vcs: None,
+        logger: Arc::new(RecordingLogger::default()),
+        metrics: Arc::new(RecordingMetrics::default()),
+        clock: Arc::new(forge_adapter_telemetry::SystemClock::new()),
+        // Unique ids: the process runner ends leftover processes by run id, so two tests
+        // must never share one.
+        ids: Arc::new(forge_adapter_telemetry::UuidV7Ids::new()),
+    };
+    let settings = ProviderSettings {
+        binary: Some(agent_script.to_path_buf()),
+        env: env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+        ..ProviderSettings::default()
+    };
+    let agent = CodeAgent::builder(runtime, registry())
+        .provider("echo")
+        .provider_settings("echo", settings)
+        .kill_ladder(KillLadder {
+            interrupt_grace: std::time::Duration::from_millis(100),
+            terminate_grace: std::time::Duration::from_millis(100),
+        })
+        .build()
+        .unwrap();
+    TaskPipeline::new(
+        agent,
+        TaskPorts {
+            vcs: Arc::new(GitCli::new(runner)),
+            index: Arc::new(FsRepoIndex::new()),
+            files: Arc::new(FsFiles::new()),
+            redactor: Redactor::new(),
+        },
+    )
+}
+
+fn request(repo: &Path, validation: ValidationConfig, limits: TaskLimits) -> TaskRequest {
+    let provider = ProviderId::new("echo").unwrap();
+    let mut spec = TaskSpec::new("Write the answer to answer.txt");
+    spec.limits = limits;
+    TaskRequest {
+        spec,
+        repo: repo.display().to_string(),
+        run_template: forge_domain::ExecutionRequest::new(provider.clone(), "", repo),
+        provider,
+        model: None,
+        fix_model: None,
+        validation,
+        worktree_root: None,
+        cache_dir: repo.join("cache"),
+        env: Default::default(),
+    }
+}
+
+fn test_step() -> ValidationConfig {
+    ValidationConfig {
+        test: Some("sh test.sh".into()),
+        ..ValidationConfig::default()
+    }
+}
+
+async fn run(p: &TaskPipeline, req: TaskRequest) -> Result<TaskOutcome, ForgeError> {
+    p.run(req, None, TaskPipeline::canceller()).await
+}
+
+#[tokio::test]
+async fn a_failing_first_change_is_corrected_in_the_same_session() {
+    let f = fixture();
+    let p = pipeline(&f.agent, &[]);
+    let outcome = run(&p, request(&f.repo, test_step(), TaskLimits::default()))
+        .await
+        .unwrap();
+    let tree = PathBuf::from(&outcome.worktree);
+    assert_eq!(std::fs::read(tree.join("AGENTS.md")).unwrap(), ORIGINAL);
+    assert_eq!(
+        std::fs::read_to_string(tree.join("answer.txt")).unwrap(),
+        "42\n"
+    );
+    // The user's checkout is untouched.
+    assert!(!f.repo.join("answer.txt").exists());
+    let task_dir = f
+        .repo
+        .join(".forgecode/tasks")
+        .join(outcome.task_id.as_str());
+    for artifact in [
+        "plan.json",
+        "AGENTS.md",
+        "review.json",
+        "manifest.json",
+        "report.json",
+        "validation/1-test.log",
+        "validation/2-test.log",
+    ] {
+        assert!(task_dir.join(artifact).is_file(), "{artifact}");
+    }
+    assert!(!task_dir.join("guard.json").exists(), "the marker is gone");
+    let repo = f.repo.display().to_string();
+    insta::with_settings!({filters => vec![
+        (repo.as_str(), "[REPO]"),
+        (r#""duration_ms": \d+"#, r#""duration_ms": "[ms]""#),
+        (r"task-[0-9a-f-]{36}", "task-[id]"),
+        (r#""run_id": "[0-9a-f-]{36}""#, r#""run_id": "[run id]""#),
+    ]}, {
+        insta::assert_json_snapshot!("task_report_fix_cycle", outcome);
+    });
+}
+
+#[tokio::test]
+async fn an_agent_that_changes_nothing_fails_with_no_changes() {
+    let f = fixture();
+    let p = pipeline(&f.agent, &[("MODE", "none")]);
+    let outcome = run(&p, request(&f.repo, test_step(), TaskLimits::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.status, outcome.stop_reason),
+        (TaskStatus::Failed, StopReason::NoChanges)
+    );
+    assert_eq!(outcome.cycles.len(), 1);
+    let tree = PathBuf::from(&outcome.worktree);
+    assert_eq!(std::fs::read(tree.join("AGENTS.md")).unwrap(), ORIGINAL);
+}
+
+#[tokio::test]
+async fn correction_cycles_stop_at_the_maximum() {
+    let f = fixture();
+    let p = pipeline(&f.agent, &[]);
+    let limits = TaskLimits {
+        max_cycles: 1,
+        ..TaskLimits::default()
+    };
+    let outcome = run(&p, request(&f.repo, test_step(), limits))
+        .await
+        .unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::MaxCycles);
+    assert_eq!(outcome.cycles.len(), 1);
+}
+
+#[tokio::test]
+async fn a_hanging_step_is_killed_at_its_timeout() {
+    let f = fixture();
+    let p = pipeline(&f.agent, &[]);
+    let validation = ValidationConfig {
+        test: Some("[ ! -f answer.txt ] || sleep 30".into()),
+        step_timeout_ms: 300,
+        ..ValidationConfig::default()
+    };
+    let limits = TaskLimits {
+        max_cycles: 1,
+        ..TaskLimits::default()
+    };
+    let outcome = run(&p, request(&f.repo, validation, limits)).await.unwrap();
+    let step = &outcome.cycles[0].validation.as_ref().unwrap().steps[0];
+    assert!(step.timed_out, "{step:?}");
+    assert!(step.duration_ms < 10_000, "{step:?}");
+    assert_eq!(outcome.stop_reason, StopReason::MaxCycles);
+}
+
+#[tokio::test]
+async fn bad_input_is_a_clear_error_before_anything_starts() {
+    let f = fixture();
+    let p = pipeline(&f.agent, &[]);
+    let not_repo = f.repo.parent().unwrap().to_path_buf();
+    let err = run(&p, request(&not_repo, test_step(), TaskLimits::default()))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("is not a git repository"), "{err}");
+
+    let mut req = request(&f.repo, test_step(), TaskLimits::default());
+    req.spec.base = Some("no-such-branch".into());
+    let err = run(&p, req).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("\"no-such-branch\" does not exist"),
+        "{err}"
+    );
+
+    let missing_tool = ValidationConfig {
+        test: Some("definitely-not-a-tool-xyz --all".into()),
+        ..ValidationConfig::default()
+    };
+    let err = run(&p, request(&f.repo, missing_tool, TaskLimits::default()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ForgeError::ExecutableNotFound { program, .. } if program == "definitely-not-a-tool-xyz"),
+        "{err}"
+    );
+    // Refused tasks leave no work tree behind.
+    let trees = std::fs::read_dir(f.repo.join(".forgecode/worktrees"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(trees, 0);
+}
+
+#[tokio::test]
+async fn a_url_is_cloned_into_the_cache_then_fetched() {
+    let f = fixture();
+    let p = pipeline(&f.agent, &[]);
+    let url = format!("file://{}", f.repo.display());
+    let mut req = request(&f.repo, test_step(), TaskLimits::default());
+    req.repo.clone_from(&url);
+    req.cache_dir = f.repo.parent().unwrap().join("cache");
+    let first = run(&p, req.clone()).await.unwrap();
+    assert_eq!(first.stop_reason, StopReason::Validated);
+    assert!(
+        first
+            .worktree
+            .starts_with(&req.cache_dir.display().to_string())
+    );
+    // A second task fetches into the same cache.
+    let second = run(&p, req).await.unwrap();
+    assert_eq!(second.stop_reason, StopReason::Validated);
+    assert_ne!(first.task_id, second.task_id);
+}
+
+/// The instruction file after a crash: the marker restores it byte for byte (`task gc`),
+/// removes a file forge created, and only drops the marker when the work tree is gone.
+#[tokio::test]
+async fn crash_markers_restore_instruction_files() {
+    use forge_app::task::guard_file::{install, restore_leftovers};
+    let files = FsFiles::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let tasks = root.join("repo/.forgecode/tasks");
+    // (tree has the file before?, tree still exists at gc time?, expected file afterwards)
+    let cases: &[(bool, bool, Option<&[u8]>)] = &[
+        (true, true, Some(ORIGINAL)),
+        (false, true, None),
+        (true, false, None),
+    ];
+    for (i, (existed, tree_left, _)) in cases.iter().enumerate() {
+        let tree = root.join(format!("tree{i}"));
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(tree.join(".git"), "gitdir: elsewhere\n").unwrap();
+        if *existed {
+            std::fs::write(tree.join("AGENTS.md"), ORIGINAL).unwrap();
+        }
+        let task_dir = tasks.join(format!("task-{i}"));
+        install(&files, &task_dir, &tree.join("AGENTS.md"), |original| {
+            let mut b = b"forge section\n".to_vec();
+            b.extend_from_slice(original.unwrap_or_default());
+            b
+        })
+        .await
+        .unwrap();
+        assert!(task_dir.join("guard.json").is_file());
+        if !tree_left {
+            std::fs::remove_dir_all(&tree).unwrap();
+        }
+    }
+    // forge was SIGKILLed: nothing restored yet. gc:
+    let restored = restore_leftovers(&files, &tasks).await.unwrap();
+    assert_eq!(restored.len(), 2, "{restored:?}");
+    for (i, (_, _, expected)) in cases.iter().enumerate() {
+        let tree = root.join(format!("tree{i}"));
+        assert_eq!(
+            std::fs::read(tree.join("AGENTS.md")).ok().as_deref(),
+            *expected,
+            "case {i}"
+        );
+        assert!(
+            !tasks.join(format!("task-{i}/guard.json")).exists(),
+            "case {i}"
+        );
+    }
+    assert!(restore_leftovers(&files, &tasks).await.unwrap().is_empty());
+}
+
+/// The `echo` CLI has no turn cap of its own: forge counts the tool calls live and stops
+/// the run when the cap is crossed, with Claude's stop reason.
+#[tokio::test]
+async fn a_turn_cap_is_enforced_live_for_a_cli_without_the_flag() {
+    let f = fixture();
+    let script = f.repo.parent().unwrap().join("busy.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat > /dev/null\necho 41 > answer.txt\necho '{\"type\":\"session\",\"id\":\"s-1\"}'\nfor i in 1 2 3 4 5 6 7 8 9; do echo \"{\\\"type\\\":\\\"tool\\\",\\\"id\\\":\\\"t$i\\\",\\\"name\\\":\\\"Bash\\\",\\\"input\\\":{}}\"; sleep 0.3; done\ntouch finished.txt\necho '{\"type\":\"result\",\"ok\":true,\"text\":\"done\"}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = pipeline(&script, &[]);
+    let mut req = request(&f.repo, test_step(), TaskLimits::default());
+    req.run_template.max_turns = Some(2);
+    let outcome = run(&p, req).await.unwrap();
+    assert_eq!(
+        (outcome.status, outcome.stop_reason),
+        (TaskStatus::Stopped, StopReason::MaxTurns)
+    );
+    assert_eq!(outcome.cycles.len(), 1, "{outcome:#?}");
+    let tree = PathBuf::from(&outcome.worktree);
+    assert!(
+        !tree.join("finished.txt").exists(),
+        "the run was stopped, not waited for"
+    );
+    assert_eq!(std::fs::read(tree.join("AGENTS.md")).unwrap(), ORIGINAL);
+}
