@@ -80,7 +80,12 @@ impl Delivery {
         };
         self.ports.store.save_task(&record, audit).await?;
         TaskDir::new(&self.repo, &outcome.task_id)
-            .write_json(self.ports.files.as_ref(), "report.json", outcome)
+            .write_json(
+                self.ports.files.as_ref(),
+                &forge_domain::Redactor::new(),
+                "report.json",
+                outcome,
+            )
             .await?;
         Ok(())
     }
