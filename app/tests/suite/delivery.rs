@@ -159,7 +159,8 @@ async fn push_goes_to_a_bare_remote_and_a_refusing_remote_keeps_the_commit() {
         },
         Vec::new(),
     );
-    let bare = s.repo.join("../remote.git");
+    let remote_dir = tempfile::tempdir().unwrap();
+    let bare = remote_dir.path().join("remote.git");
     git(
         &s.repo,
         &["init", "-q", "--bare", &bare.display().to_string()],
