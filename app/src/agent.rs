@@ -18,13 +18,14 @@ use forge_domain::{
     ExecutionMode, ExecutionRequest, ExecutionResult, ForgeError, OnRateLimit, ProviderId,
     Redactor, TimeoutSources, resolve_timeout,
 };
-use forge_ports::{KillLadder, Provider, ProviderSettings, SpawnOptions};
+use forge_ports::{EventSink, KillLadder, Provider, ProviderSettings, SpawnOptions};
 use tokio::sync::mpsc;
 
 use crate::execution::{RunPlan, execute};
 use crate::handle::{RunCanceller, RunHandle};
 use crate::registry::ProviderRegistry;
 use crate::runtime::Runtime;
+use crate::tap::{SessionCallback, Tap};
 
 /// How many events a stream buffers before the run waits for its reader.
 const STREAM_BUFFER: usize = 1024;
@@ -41,6 +42,8 @@ pub struct CodeAgentBuilder {
     max_line_bytes: usize,
     redactor: Redactor,
     on_rate_limit: OnRateLimit,
+    event_sink: Option<Arc<dyn EventSink>>,
+    on_session: Option<SessionCallback>,
 }
 
 impl CodeAgentBuilder {
@@ -48,6 +51,19 @@ impl CodeAgentBuilder {
     /// fail (the default), or wait for the reset and resume the session.
     pub fn on_rate_limit(mut self, policy: OnRateLimit) -> Self {
         self.on_rate_limit = policy;
+        self
+    }
+
+    /// Copies every run's events to `sink` (best effort: it never fails or slows a run;
+    /// the result's `metadata.event_sink` says how delivery went).
+    pub fn event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.event_sink = Some(sink);
+        self
+    }
+
+    /// Called once per run with the CLI's session (conversation) id, when it first appears.
+    pub fn on_session(mut self, callback: SessionCallback) -> Self {
+        self.on_session = Some(callback);
         self
     }
 
@@ -144,6 +160,8 @@ impl CodeAgentBuilder {
                 max_line_bytes: self.max_line_bytes,
                 redactor: self.redactor,
                 on_rate_limit: self.on_rate_limit,
+                event_sink: self.event_sink,
+                on_session: self.on_session,
             }),
         })
     }
@@ -165,6 +183,8 @@ struct Inner {
     max_line_bytes: usize,
     redactor: Redactor,
     on_rate_limit: OnRateLimit,
+    event_sink: Option<Arc<dyn EventSink>>,
+    on_session: Option<SessionCallback>,
 }
 
 /// Runs and streams requests through registered providers. Cheap to clone.
@@ -187,6 +207,8 @@ impl CodeAgent {
             max_line_bytes: SpawnOptions::default().max_line_bytes,
             redactor: Redactor::new(),
             on_rate_limit: OnRateLimit::default(),
+            event_sink: None,
+            on_session: None,
         }
     }
 
@@ -226,6 +248,10 @@ impl CodeAgent {
     /// with status error or partial, and the artifact bundle is written.
     pub async fn run(&self, mut request: ExecutionRequest) -> ExecutionResult {
         request.mode = ExecutionMode::Run;
+        if self.inner.event_sink.is_some() || self.inner.on_session.is_some() {
+            // The tap reads the events: through a handle nobody else reads.
+            return self.start(request).result().await;
+        }
         let canceller = RunCanceller::new();
         match self.plan(request) {
             Ok(plan) => execute(self.inner.runtime.clone(), plan, None, canceller).await,
@@ -267,6 +293,10 @@ impl CodeAgent {
                 (run_id, tokio::spawn(async move { result }))
             }
         };
+        let (rx, task) = match self.tap(&run_id) {
+            Some(tap) => crate::tap::wrap(tap, rx, task, provider.clone(), STREAM_BUFFER),
+            None => (rx, task),
+        };
         RunHandle {
             run_id,
             provider,
@@ -274,6 +304,19 @@ impl CodeAgent {
             canceller,
             task,
         }
+    }
+
+    fn tap(&self, run_id: &forge_domain::RunId) -> Option<Tap> {
+        if self.inner.event_sink.is_none() && self.inner.on_session.is_none() {
+            return None;
+        }
+        Some(Tap {
+            run_id: run_id.clone(),
+            sink: self.inner.event_sink.as_ref().map(|s| s.open(run_id)),
+            on_session: self.inner.on_session.clone(),
+            clock: Arc::clone(&self.inner.runtime.clock),
+            session: None,
+        })
     }
 
     fn plan(&self, request: ExecutionRequest) -> Result<RunPlan, Box<ExecutionResult>> {
@@ -290,6 +333,17 @@ impl CodeAgent {
                 .push(self.inner.registry.not_supported(request.provider.as_str()));
             return Err(Box::new(result));
         };
+        // The seed's rule: nothing to ask is a success with no content, and no process.
+        if request.prompt.trim().is_empty() {
+            let mut result = ExecutionResult::empty(
+                request.provider.clone(),
+                forge_domain::ExecutionStatus::Success,
+            );
+            result.metadata.run_id = Some(run_id);
+            result.metadata.workdir = Some(request.workdir.display().to_string());
+            result.metadata.duration_ms = Some(0);
+            return Err(Box::new(result));
+        }
         let timeout_ms = resolve_timeout(TimeoutSources {
             call_ms: request.timeout_ms,
             agent_ms: self.inner.timeout_ms,

@@ -15,6 +15,7 @@ pub mod orphans;
 mod rate_limit;
 pub mod registry;
 pub mod runtime;
+pub mod tap;
 pub mod task;
 
 pub use agent::{CodeAgent, CodeAgentBuilder};
@@ -22,3 +23,4 @@ pub use assemble::{AssembleInputs, assemble_result, decode_transcript};
 pub use handle::{RunCanceller, RunHandle};
 pub use registry::{ProviderFactory, ProviderRegistry};
 pub use runtime::Runtime;
+pub use tap::SessionCallback;

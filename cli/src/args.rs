@@ -72,6 +72,8 @@ pub enum Command {
     /// Changes held for a person: list, show, approve, reject
     #[command(subcommand)]
     Approvals(crate::cmd::approvals::ApprovalsCmd),
+    /// Serve the API, live event streams and the web page over HTTP
+    Serve(crate::serve::ServeArgs),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
@@ -166,6 +168,9 @@ pub struct RunArgs {
     /// Print each canonical event as a JSON line, then the result as the last line
     #[arg(long)]
     pub jsonl: bool,
+    /// POST each event to this URL, best effort (bearer token: FORGE_EVENT_SINK_TOKEN)
+    #[arg(long, value_name = "URL")]
+    pub event_sink: Option<String>,
     /// The prompt; `-` or absent: read it from stdin
     pub prompt: Option<String>,
 }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use forge_adapter_fs::{FsArtifactStore, FsWorkspace};
 use forge_adapter_process::TokioProcessRunner;
+use forge_adapter_sink::{HttpEventSink, SinkConfig};
 use forge_adapter_telemetry::{NoopMetrics, SystemClock, TracingLogger, UuidV7Ids};
 use forge_app::{CodeAgent, CodeAgentBuilder, ProviderRegistry, Runtime};
 use forge_domain::{ProviderId, Redactor};
@@ -48,6 +49,15 @@ pub fn runtime() -> Runtime {
         clock: Arc::new(SystemClock::new()),
         ids: Arc::new(UuidV7Ids::new()),
     }
+}
+
+/// The HTTP event sink for `--event-sink URL`, with `FORGE_EVENT_SINK_TOKEN` as its token.
+///
+/// # Errors
+/// The reason a URL cannot be used.
+pub fn event_sink(url: &str) -> Result<Arc<HttpEventSink>, String> {
+    let token = std::env::var("FORGE_EVENT_SINK_TOKEN").ok();
+    HttpEventSink::new(url, token, SinkConfig::default()).map(Arc::new)
 }
 
 /// A builder over the real registry and runtime, for library users configuring in code.

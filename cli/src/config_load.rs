@@ -65,6 +65,14 @@ pub(crate) fn workdir(flags: &ConfigFlags) -> PathBuf {
     std::path::absolute(&dir).unwrap_or(dir)
 }
 
+/// The user configuration file's path (whether or not it exists), from the real environment.
+pub(crate) fn user_config_file() -> Option<PathBuf> {
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+        .collect();
+    user_config_path(&env)
+}
+
 /// `$FORGE_CONFIG`, else `$XDG_CONFIG_HOME/forge-code-agent/config.toml`, else
 /// `$HOME/.config/forge-code-agent/config.toml`.
 fn user_config_path(env: &BTreeMap<String, String>) -> Option<PathBuf> {

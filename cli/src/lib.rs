@@ -16,6 +16,7 @@ mod exit;
 pub mod offline;
 mod output;
 mod prompt;
+pub mod serve;
 mod signals;
 
 use std::io::Write;
@@ -24,7 +25,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 pub use args::{Cli, ConfigFlags};
-pub use compose::{agent_builder, environment_redactor, registry, runtime};
+pub use compose::{agent_builder, environment_redactor, event_sink, registry, runtime};
 pub use config_load::load_config;
 pub use exit::{Failure, exit_code_of};
 pub use forge_adapter_git::GitCli;

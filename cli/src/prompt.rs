@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Read};
 use crate::exit::Failure;
 
 /// # Errors
-/// [`Failure::Usage`] when there is no prompt (none given and stdin is a terminal, or
-/// empty) or stdin cannot be read.
+/// [`Failure::Usage`] when there is no prompt (none given and stdin is a terminal) or
+/// stdin cannot be read.
 pub fn read_prompt(arg: Option<&str>) -> Result<String, Failure> {
     let prompt = match arg {
         Some(p) if p != "-" => p.to_owned(),
@@ -25,8 +25,7 @@ pub fn read_prompt(arg: Option<&str>) -> Result<String, Failure> {
             text
         }
     };
-    if prompt.trim().is_empty() {
-        return Err(Failure::Usage("the prompt is empty".into()));
-    }
+    // An empty prompt is not an error: the run succeeds with no content and starts no
+    // process (the same rule as the HTTP API).
     Ok(prompt)
 }

@@ -34,7 +34,7 @@ pub use rate_limit::{OnRateLimit, RateLimit, RateLimitDecision, RateLimitWait};
 pub use raw::RawJson;
 pub use redact::Redactor;
 pub use request::{ExecutionMode, ExecutionRequest, PermissionMode};
-pub use result::{CostSource, ExecutionMetadata, ExecutionResult, ExecutionStatus};
+pub use result::{CostSource, ExecutionMetadata, ExecutionResult, ExecutionStatus, SinkDelivery};
 pub use status::{StatusInputs, derive_status};
 pub use task::{TaskId, TaskOutcome, TaskReport, TaskSpec, TaskStatus, TaskType};
 pub use timeout::{TimeoutSources, resolve_timeout};

@@ -93,6 +93,22 @@ pub struct ExecutionMetadata {
     /// (`on_rate_limit = "wait"`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rate_limit_waits: Vec<RateLimitWait>,
+    /// How the run's events reached the event sink, when one was configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_sink: Option<SinkDelivery>,
+}
+
+/// Delivery of one run's events to an event sink, as far as it got by the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SinkDelivery {
+    /// Events the sink accepted (2xx).
+    pub delivered: u64,
+    /// Attempts repeated after a failure (connection error, timeout, non-2xx).
+    pub retries: u64,
+    /// Events dropped: the oldest when the queue was full, or given up after the retries.
+    pub dropped: u64,
+    /// Events still queued or in flight when the result was made (delivered afterwards).
+    pub pending: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

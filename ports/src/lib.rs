@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod notify;
 pub mod process;
 pub mod provider;
+pub mod sink;
 pub mod store;
 pub mod vcs;
 pub mod workspace;
@@ -32,6 +33,7 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
+pub use sink::{EventSink, RunSink};
 pub use store::{DecideOutcome, TaskStore};
 pub use vcs::{AddedLines, CommitAuthor, PathChange, PathChangeKind, Vcs, WorktreeInfo};
 pub use workspace::Workspace;

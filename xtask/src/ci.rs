@@ -30,6 +30,7 @@ pub fn run() -> anyhow::Result<()> {
         record: false,
         provider: Vec::new(),
         scenario: Vec::new(),
+        group: Vec::new(),
         jobs: 4,
     })
 }

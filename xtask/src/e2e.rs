@@ -13,6 +13,7 @@
 //!
 //! `--record` also refreshes `adapters/testkit/fixtures/` from the passing runs ([`record`]).
 
+pub mod api;
 pub mod capture;
 pub mod case_run;
 pub mod cases;
@@ -24,6 +25,7 @@ mod resume_cost;
 mod retry_events;
 mod server;
 pub mod task;
+mod web;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -52,6 +54,10 @@ pub struct E2eArgs {
     /// Only this built-in scenario (repeatable)
     #[arg(long, short = 's', value_name = "S")]
     pub scenario: Vec<String>,
+    /// Only these groups: cases (scenario × provider), serve (the HTTP API), web (the page in
+    /// Chromium) [default: all; only cases when -s is given]
+    #[arg(long, value_name = "G")]
+    pub group: Vec<String>,
     /// Cases run at the same time
     #[arg(long, short = 'j', value_name = "N", default_value_t = 4)]
     pub jobs: usize,
@@ -76,6 +82,9 @@ fn run_cases(args: &E2eArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let root = workspace_root();
     let suite = setup(&root, args.record, "work", false)?;
+    if !group_selected(args, "cases") {
+        return run_groups(&suite, args);
+    }
     let expects = select(args)?;
 
     let mut servers = BTreeMap::new();
@@ -157,12 +166,46 @@ fn run_cases(args: &E2eArgs) -> anyhow::Result<()> {
     if args.scenario.is_empty() || args.scenario.iter().any(|s| s == "resume") {
         outcomes.extend(resume_cost::run(&suite, &args.provider));
     }
-    report(
+    let cases = report(
         &expects,
         &outcomes,
         started.elapsed().as_secs_f64(),
         args.jobs,
-    )
+    );
+    cases.and(run_groups(&suite, args))
+}
+
+/// `--group` names it; with none, every group (only the cases when `-s` narrows them).
+fn group_selected(args: &E2eArgs, group: &str) -> bool {
+    if args.group.is_empty() {
+        return group == "cases" || args.scenario.is_empty();
+    }
+    args.group.iter().any(|g| g == group)
+}
+
+/// The groups beside the scenario cases, each in its own file.
+fn run_groups(suite: &Suite, args: &E2eArgs) -> anyhow::Result<()> {
+    let providers: Vec<&'static str> = PROVIDERS
+        .iter()
+        .copied()
+        .filter(|p| args.provider.is_empty() || args.provider.iter().any(|a| a == p))
+        .collect();
+    let mut failed = Vec::new();
+    if group_selected(args, "serve") {
+        if let Err(e) = api::run(suite, &providers) {
+            failed.push(format!("{e:#}"));
+        }
+    }
+    if group_selected(args, "web") {
+        if let Err(e) = web::run(suite) {
+            failed.push(format!("web group: {e:#}"));
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        bail!("{}", failed.join("\n"))
+    }
 }
 
 /// Installs the CLIs, builds the binary (`release`: optimised, for measurements), and clears

@@ -23,6 +23,8 @@ const GLOBAL_KEYS: &[&str] = &[
     // Read by `delivery_file::parse_delivery_config`.
     "delivery",
     "store",
+    // Read by `serve` itself (its roots); a run's configuration has no use for it.
+    "server",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",
@@ -364,7 +366,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, delivery, store)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, delivery, store, server)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

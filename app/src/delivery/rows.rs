@@ -80,9 +80,11 @@ impl Delivery {
         };
         self.ports.store.save_task(&record, audit).await?;
         TaskDir::new(&self.repo, &outcome.task_id)
+            // The pipeline's redactor already masked the run's known secrets in this
+            // outcome; the default one still masks the patterns it recognises.
             .write_json(
                 self.ports.files.as_ref(),
-                &forge_domain::Redactor::new(),
+                &forge_domain::Redactor::default(),
                 "report.json",
                 outcome,
             )

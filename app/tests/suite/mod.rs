@@ -4,4 +4,5 @@ mod harness;
 mod rate_limit;
 mod run;
 mod stream_cancel;
+mod tap;
 mod task;

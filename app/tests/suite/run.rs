@@ -275,3 +275,29 @@ async fn resuming_a_session_reuses_the_home_of_its_first_run() {
     );
     assert_eq!(h.runner.invocations()[1].args, ["--resume=s-1"]);
 }
+
+#[tokio::test]
+async fn an_empty_prompt_succeeds_with_no_content_and_starts_no_process() {
+    for prompt in ["", "   ", "\n\t"] {
+        let h = harness(vec![ScriptedRun::lines([SESSION, TEXT, OK], 0)]);
+        let result = h.agent.run(request(&h, prompt)).await;
+        assert_eq!(result.status, ExecutionStatus::Success, "{prompt:?}");
+        assert_eq!(result.content, "");
+        assert!(result.errors.is_empty(), "{:?}", result.errors);
+        assert!(result.metadata.run_id.is_some());
+        assert!(
+            h.runner.invocations().is_empty(),
+            "{prompt:?} started a process"
+        );
+
+        let mut handle = h.agent.stream(request(&h, prompt));
+        assert_eq!(handle.next_event().await, None);
+        assert_eq!(handle.result().await.status, ExecutionStatus::Success);
+        assert!(h.runner.invocations().is_empty());
+    }
+    // A prompt of one character is asked.
+    let h = harness(vec![ScriptedRun::lines([SESSION, TEXT, OK], 0)]);
+    let result = h.agent.run(request(&h, ".")).await;
+    assert_eq!(result.content, "all done");
+    assert_eq!(h.runner.invocations().len(), 1);
+}

@@ -48,6 +48,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::FakeModel(command) => fake_model::run(command).await,
         Command::Task(command) => task::run(command).await,
         Command::Approvals(command) => approvals::run(command).await,
+        Command::Serve(args) => crate::serve::run(args).await,
         Command::Completions { .. } | Command::Config(_) => Ok(0),
     }
 }

@@ -1,6 +1,10 @@
 //! `run` and `stream`: one request through the configured agent, Ctrl-C aware.
 
 use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use forge_adapter_sink::HttpEventSink;
+use forge_ports::EventSink;
 
 use forge_app::CodeAgent;
 use forge_app::from_config::apply_request_defaults;
@@ -22,9 +26,18 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     let format = Format::from_flags(args.json, args.jsonl);
     let prompt = read_prompt(args.prompt.as_deref())?;
     let config = load_config(&args.config)?;
-    let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
-        .and_then(|b| b.redactor(compose::environment_redactor()).build())
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let sink = match &args.event_sink {
+        Some(url) => Some(compose::event_sink(url).map_err(Failure::Usage)?),
+        None => None,
+    };
+    let mut builder =
+        CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
+            .map_err(|e| Failure::Usage(e.to_string()))?
+            .redactor(compose::environment_redactor());
+    if let Some(sink) = &sink {
+        builder = builder.event_sink(Arc::clone(sink) as Arc<dyn EventSink>);
+    }
+    let agent = builder.build().map_err(|e| Failure::Usage(e.to_string()))?;
 
     agent.end_orphans_of_finished_runs().await;
 
@@ -82,8 +95,22 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
         }
     };
     watcher.abort();
+    if let Some(sink) = sink {
+        flush(&sink).await;
+    }
     Ok(exit_code_of(&result))
 }
+
+/// The result is out; events the sink still holds get a short while to leave before the
+/// process ends (a sink that is down or slow costs at most this, after the run).
+async fn flush(sink: &HttpEventSink) {
+    let deadline = tokio::time::Instant::now() + SINK_FLUSH;
+    while sink.totals().pending > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+const SINK_FLUSH: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// False once stdout is gone (`| head`): the run goes on, output stops.
 fn write_event(out: &mut dyn Write, event: &AgentEvent) -> bool {

@@ -23,6 +23,7 @@ fn help_of_every_subcommand() {
         &["task"],
         &["task", "run"],
         &["task", "gc"],
+        &["serve"],
     ];
     for args in commands {
         let out = sandbox.forge().args(*args).arg("--help").assert().success();

@@ -643,6 +643,7 @@ pub fn run_all(
             record: args.record,
             provider: args.provider.clone(),
             scenario: rest,
+            group: args.group.clone(),
             jobs: args.jobs,
         })
     } else {

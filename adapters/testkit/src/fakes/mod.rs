@@ -7,6 +7,7 @@ pub mod echo_provider;
 pub mod notify;
 pub mod observe;
 pub mod process;
+pub mod sink;
 pub mod workspace;
 
 pub use artifacts::{MemoryArtifactStore, StoredRun};
@@ -15,4 +16,5 @@ pub use echo_provider::EchoProvider;
 pub use notify::RecordingNotifier;
 pub use observe::{RecordingLogger, RecordingMetrics};
 pub use process::{ScriptStep, ScriptedProcessRunner, ScriptedRun};
+pub use sink::RecordingSink;
 pub use workspace::PassthroughWorkspace;

@@ -1,0 +1,72 @@
+//! What every handler shares: the roots, the token, the runs, the counters.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use forge_adapter_sink::HttpEventSink;
+use forge_adapter_telemetry::PrometheusMetrics;
+use forge_app::Runtime;
+
+use super::live::RunTable;
+use super::paths::Roots;
+
+pub type Shared = Arc<ServerState>;
+
+pub struct ServerState {
+    pub roots: Roots,
+    pub token: Option<String>,
+    pub runs: RunTable,
+    /// The real runtime with Prometheus metrics in place of the no-op ones.
+    pub runtime: Runtime,
+    pub metrics: Arc<PrometheusMetrics>,
+    pub http: Arc<HttpStats>,
+    /// The event sink every run's events are copied to, if any.
+    pub sink: Option<Arc<HttpEventSink>>,
+}
+
+/// Counters of the HTTP side, for `/metrics`.
+#[derive(Default)]
+pub struct HttpStats {
+    /// (method, route, status) → requests.
+    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
+    open_streams: AtomicUsize,
+    streams_total: AtomicU64,
+}
+
+impl HttpStats {
+    pub fn request(&self, method: &str, route: &str, status: u16) {
+        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        *requests
+            .entry((method.to_owned(), route.to_owned(), status))
+            .or_default() += 1;
+    }
+
+    pub fn requests(&self) -> Vec<((String, String, u16), u64)> {
+        let requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        requests.iter().map(|(k, v)| (k.clone(), *v)).collect()
+    }
+
+    pub fn open_streams(&self) -> usize {
+        self.open_streams.load(Ordering::Relaxed)
+    }
+
+    pub fn streams_total(&self) -> u64 {
+        self.streams_total.load(Ordering::Relaxed)
+    }
+
+    /// Counts an SSE stream as open until the guard drops.
+    pub fn stream_opened(self: &Arc<Self>) -> StreamGuard {
+        self.open_streams.fetch_add(1, Ordering::Relaxed);
+        self.streams_total.fetch_add(1, Ordering::Relaxed);
+        StreamGuard(Arc::clone(self))
+    }
+}
+
+pub struct StreamGuard(Arc<HttpStats>);
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}

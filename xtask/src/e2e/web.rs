@@ -1,0 +1,327 @@
+//! The `web` group: the page of `forge-code-agent serve` in a real headless Chromium
+//! (Debian's `chromium` + `chromium-driver`, installed when missing), driven through
+//! WebDriver with fantoccini, against the real claude and the fake model's slow scenario:
+//! send a message and see text stream in before the run ends, cancel a slow run, reload
+//! mid-run and see the stream resume. Screenshots go to `target/e2e/web/`.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+use super::api::{SLOW_SCENARIO, Serve, workspaces};
+use super::{ServerProcess, Suite, say};
+
+const PROVIDER: &str = "claude";
+
+/// chromedriver on a free port; killed when dropped.
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// `chromium` and `chromedriver` on PATH, installed with apt-get (through sudo when not
+/// root) when missing.
+pub fn ensure_browser() -> anyhow::Result<()> {
+    let have = |bin: &str| which_in_path(bin);
+    if have("chromium") && have("chromedriver") {
+        return Ok(());
+    }
+    say("installing chromium and chromium-driver with apt-get");
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"));
+    let apt = |args: &[&str]| -> anyhow::Result<()> {
+        let mut command = if root {
+            Command::new("apt-get")
+        } else {
+            let mut c = Command::new("sudo");
+            c.args(["-n", "apt-get"]);
+            c
+        };
+        let status = command
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .context("apt-get")?;
+        ensure!(status.success(), "apt-get {} failed", args.join(" "));
+        Ok(())
+    };
+    apt(&["update", "-qq"])?;
+    apt(&["install", "-y", "-qq", "chromium", "chromium-driver"])?;
+    ensure!(
+        have("chromium") && have("chromedriver"),
+        "chromium or chromedriver still missing"
+    );
+    Ok(())
+}
+
+fn which_in_path(bin: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(bin).is_file()))
+}
+
+fn start_driver() -> anyhow::Result<Driver> {
+    let port = free_port()?;
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting chromedriver")?;
+    let driver = Driver { child, port };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        ensure!(Instant::now() < deadline, "chromedriver did not listen");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(driver)
+}
+
+async fn browser(driver: &Driver) -> anyhow::Result<Client> {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]}),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    Ok(ClientBuilder::new(connector)
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await?)
+}
+
+pub fn run(suite: &Suite) -> anyhow::Result<()> {
+    ensure_browser()?;
+    let dir = suite.work.join("web");
+    std::fs::create_dir_all(&dir)?;
+    let artifacts = suite.work.parent().unwrap_or(&suite.work).join("web");
+    std::fs::create_dir_all(&artifacts)?;
+    let scenario = dir.join("slow_stream.toml");
+    std::fs::write(&scenario, SLOW_SCENARIO)?;
+    let model = ServerProcess::start(
+        &suite.forge,
+        &scenario.display().to_string(),
+        &dir.join("requests.jsonl"),
+    )?;
+    let (workspaces, env) = workspaces(suite, &dir, &model.base_url, &[PROVIDER])?;
+    let workspace = workspaces
+        .first()
+        .map(|(_, w)| w.clone())
+        .context("workspace")?;
+    let serve = Serve::start(suite, &dir, &env)?;
+    let driver = start_driver()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let client = browser(&driver).await?;
+        let outcome = flows(&client, &serve, &workspace, &artifacts).await;
+        if outcome.is_err() {
+            let _ = screenshot(&client, &artifacts.join("failure.png")).await;
+        }
+        let _ = client.close().await;
+        outcome
+    })
+}
+
+async fn flows(
+    client: &Client,
+    serve: &Serve,
+    workspace: &Path,
+    artifacts: &Path,
+) -> anyhow::Result<()> {
+    client.goto(&serve.url("/")).await?;
+    set_value(client, "project", &workspace.display().to_string()).await?;
+    set_value(client, "provider", PROVIDER).await?;
+
+    // 1. Send: text appears while the run is still going, then the footer fills in.
+    let started = Instant::now();
+    send(client, "Tell me a slow story.").await?;
+    let first_text = wait_until(client, Duration::from_secs(60), "streamed text", |s| {
+        !s.answer.is_empty() && s.status == "running"
+    })
+    .await?;
+    let first_ms = started.elapsed().as_millis();
+    screenshot(client, &artifacts.join("streaming.png")).await?;
+    let done = wait_until(client, Duration::from_secs(90), "the result", |s| {
+        s.status == "success"
+    })
+    .await?;
+    ensure!(
+        done.answer.len() > first_text.answer.len(),
+        "no more text after the first: {done:?}"
+    );
+    ensure!(
+        done.answer.contains("The end."),
+        "final text: {:?}",
+        done.answer
+    );
+    ensure!(
+        done.cost != "-" && done.duration != "-",
+        "footer not filled: {done:?}"
+    );
+    say(&format!(
+        "web     send: first text {first_ms} ms after Send ({} chars while running, {} at the end)",
+        first_text.answer.len(),
+        done.answer.len()
+    ));
+    screenshot(client, &artifacts.join("done.png")).await?;
+
+    // 2. Cancel a slow run.
+    send(client, "Tell me another slow story.").await?;
+    wait_until(client, Duration::from_secs(60), "streamed text", |s| {
+        !s.answer.is_empty() && s.status == "running"
+    })
+    .await?;
+    client.find(Locator::Id("cancel")).await?.click().await?;
+    let cancelled = wait_until(
+        client,
+        Duration::from_secs(30),
+        "the cancelled result",
+        |s| s.status.contains("cancelled"),
+    )
+    .await?;
+    ensure!(
+        !cancelled.answer.contains("The end."),
+        "the run was not cut short: {cancelled:?}"
+    );
+    say(&format!(
+        "web     cancel: {:?} with {} chars",
+        cancelled.status,
+        cancelled.answer.len()
+    ));
+    screenshot(client, &artifacts.join("cancelled.png")).await?;
+
+    // 3. Reload mid-run: the transcript comes back and the stream goes on to the end.
+    send(client, "One more slow story.").await?;
+    let before = wait_until(client, Duration::from_secs(60), "streamed text", |s| {
+        s.answer.len() > 20 && s.status == "running"
+    })
+    .await?;
+    client.refresh().await?;
+    let resumed = wait_until(client, Duration::from_secs(90), "the resumed result", |s| {
+        s.status == "success"
+    })
+    .await?;
+    ensure!(
+        resumed.answer.starts_with(&before.answer[..20]),
+        "the transcript was lost: {before:?} → {resumed:?}"
+    );
+    ensure!(
+        resumed.answer.contains("The end."),
+        "the stream did not resume: {resumed:?}"
+    );
+    let once = resumed.answer.matches("Once upon a time").count();
+    ensure!(
+        once == 1,
+        "text repeated after the resume ({once} times): {:?}",
+        resumed.answer
+    );
+    say(&format!(
+        "web     reload: resumed after {} chars, ended with {}",
+        before.answer.len(),
+        resumed.answer.len()
+    ));
+    screenshot(client, &artifacts.join("resumed.png")).await?;
+
+    // The run list shows the runs.
+    let runs = client.find_all(Locator::Css("#runs li")).await?;
+    ensure!(runs.len() >= 3, "run list has {} entries", runs.len());
+    Ok(())
+}
+
+#[derive(Debug, Clone)]
+struct Page {
+    status: String,
+    answer: String,
+    cost: String,
+    duration: String,
+}
+
+async fn page(client: &Client) -> anyhow::Result<Page> {
+    let value = client
+        .execute(
+            "const turns = document.querySelectorAll('#transcript .turn');\
+             const last = turns[turns.length - 1];\
+             const answer = last ? [...last.querySelectorAll('.answer')].map(a => a.textContent).join('') : '';\
+             return [document.getElementById('status').textContent, answer,\
+                     document.getElementById('cost').textContent, document.getElementById('duration').textContent];",
+            vec![],
+        )
+        .await?;
+    let field = |i: usize| {
+        value
+            .get(i)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Ok(Page {
+        status: field(0),
+        answer: field(1),
+        cost: field(2),
+        duration: field(3),
+    })
+}
+
+async fn wait_until(
+    client: &Client,
+    timeout: Duration,
+    what: &str,
+    cond: impl Fn(&Page) -> bool,
+) -> anyhow::Result<Page> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let state = page(client).await?;
+        if cond(&state) {
+            return Ok(state);
+        }
+        if Instant::now() > deadline {
+            bail!("waiting for {what}: page is {state:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn set_value(client: &Client, id: &str, value: &str) -> anyhow::Result<()> {
+    client
+        .execute(
+            "const e = document.getElementById(arguments[0]); e.value = arguments[1];\
+             e.dispatchEvent(new Event('change'));",
+            vec![json!(id), json!(value)],
+        )
+        .await?;
+    Ok(())
+}
+
+async fn send(client: &Client, prompt: &str) -> anyhow::Result<()> {
+    let input = client.find(Locator::Id("prompt")).await?;
+    input.clear().await?;
+    input.send_keys(prompt).await?;
+    client.find(Locator::Id("send")).await?.click().await?;
+    Ok(())
+}
+
+async fn screenshot(client: &Client, path: &Path) -> anyhow::Result<()> {
+    let png = client.screenshot().await?;
+    std::fs::write(path, png)?;
+    Ok(())
+}
