@@ -127,6 +127,13 @@ pub trait Vcs: Send + Sync {
         value: &str,
     ) -> Result<Vec<String>, ForgeError>;
 
+    /// Every commit on a local branch whose message has a `key: <value>` trailer line, as
+    /// (commit, value), newest first.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails.
+    async fn trailers(&self, repo: &Path, key: &str) -> Result<Vec<(String, String)>, ForgeError>;
+
     /// Whether `commit` is reachable from `rev` (merged into it).
     ///
     /// # Errors

@@ -109,7 +109,8 @@ fn dependency_arrows_point_inward() {
 
 /// Runtime and I/O crates: only the adapters that do I/O (process, fs, fakemodel, …), app
 /// and cli may name them.
-const RUNTIME_CRATES: [&str; 7] = [
+const RUNTIME_CRATES: [&str; 8] = [
+    "rusqlite",
     "tokio",
     "tokio-util",
     "nix",

@@ -142,6 +142,46 @@ pub(crate) async fn commits_with_trailer(
     Ok(parse_trailer_log(&out, &needle))
 }
 
+pub(crate) async fn trailers(
+    git: &GitCli,
+    repo: &Path,
+    key: &str,
+) -> Result<Vec<(String, String)>, ForgeError> {
+    let grep = format!("--grep={key}: ");
+    let out = git
+        .git_ok(
+            repo,
+            &[
+                "log",
+                "--branches",
+                "--fixed-strings",
+                &grep,
+                "--format=%H%n%B%x1e",
+            ],
+            None,
+        )
+        .await?;
+    Ok(parse_trailer_values(&out, key))
+}
+
+/// (commit, value) of each record's last `key: value` line.
+pub(crate) fn parse_trailer_values(out: &str, key: &str) -> Vec<(String, String)> {
+    let prefix = format!("{key}: ");
+    out.split(RS)
+        .filter_map(|record| {
+            let mut lines = record.trim_start_matches('\n').lines();
+            let sha = lines.next()?.trim().to_owned();
+            let value = lines
+                .filter_map(|line| line.trim_end().strip_prefix(&prefix))
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .last()?
+                .to_owned();
+            (!sha.is_empty()).then_some((sha, value))
+        })
+        .collect()
+}
+
 /// `--grep` matches substrings (`t1` in `t10`); keep commits with the exact trailer line.
 pub(crate) fn parse_trailer_log(out: &str, needle: &str) -> Vec<String> {
     out.split(RS)
@@ -183,6 +223,15 @@ mod tests {
         let out = "aaa\nfix: x\n\nForge-Task: t1\n\u{1e}\nbbb\nfix: y\n\nForge-Task: t10\n\u{1e}\nccc\nsubject\n\nForge-Task: t1  \n\u{1e}\n";
         assert_eq!(parse_trailer_log(out, "Forge-Task: t1"), vec!["aaa", "ccc"]);
         assert!(parse_trailer_log("", "Forge-Task: t1").is_empty());
+    }
+
+    #[test]
+    fn trailer_values_are_read_per_commit() {
+        let out = "aaa\nfix: x\n\nForge-Task: t1\n\u{1e}\nbbb\nno trailer\n\u{1e}\nccc\ns\n\nForge-Task: old\nForge-Task: t2 \n\u{1e}\n";
+        assert_eq!(
+            parse_trailer_values(out, "Forge-Task"),
+            vec![("aaa".into(), "t1".into()), ("ccc".into(), "t2".into())]
+        );
     }
 
     #[test]

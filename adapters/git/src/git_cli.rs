@@ -223,6 +223,10 @@ impl Vcs for GitCli {
         crate::deliver::commits_with_trailer(self, repo, key, value).await
     }
 
+    async fn trailers(&self, repo: &Path, key: &str) -> Result<Vec<(String, String)>, ForgeError> {
+        crate::deliver::trailers(self, repo, key).await
+    }
+
     async fn is_ancestor(&self, repo: &Path, commit: &str, rev: &str) -> Result<bool, ForgeError> {
         crate::deliver::is_ancestor(self, repo, commit, rev).await
     }

@@ -48,7 +48,43 @@ impl Delivery {
                 _ => {}
             }
         }
+        report.fixed.extend(self.reconcile_orphans().await?);
         Ok(report)
+    }
+
+    /// Commits with a `Forge-Task` trailer whose task has no row at all (the store was
+    /// lost or replaced): the row is rebuilt from the task's `report.json`.
+    async fn reconcile_orphans(&self) -> Result<Vec<String>, DeliveryError> {
+        let mut fixed = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for (commit, value) in self.ports.vcs.trailers(&self.repo, TRAILER).await? {
+            let Ok(id) = forge_domain::task::TaskId::new(value) else {
+                continue;
+            };
+            if !seen.insert(id.clone()) || self.ports.store.task(&id).await?.is_some() {
+                continue;
+            }
+            let path = crate::task::artifacts::TaskDir::new(&self.repo, &id)
+                .dir
+                .join("report.json");
+            let Some(bytes) = self.ports.files.read(&path).await? else {
+                continue;
+            };
+            let Ok(outcome) = serde_json::from_slice::<TaskOutcome>(&bytes) else {
+                continue;
+            };
+            let line = format!("{id}: commit {commit} had no row; rebuilt from report.json");
+            let approval = outcome
+                .delivery
+                .as_ref()
+                .and_then(|d| d.approval_id.as_deref())
+                .and_then(|a| ApprovalId::new(a).ok());
+            self.save(&outcome, &[]).await?;
+            self.record_found_commit(outcome, commit, approval.as_ref(), &line)
+                .await?;
+            fixed.push(line);
+        }
+        Ok(fixed)
     }
 
     async fn trailer_commit(&self, outcome: &TaskOutcome) -> Result<Option<String>, DeliveryError> {

@@ -159,7 +159,8 @@ async fn push_goes_to_a_bare_remote_and_a_refusing_remote_keeps_the_commit() {
         },
         Vec::new(),
     );
-    let bare = s.repo.join("../remote.git");
+    let remote_dir = tempfile::tempdir().unwrap();
+    let bare = remote_dir.path().join("remote.git");
     git(
         &s.repo,
         &["init", "-q", "--bare", &bare.display().to_string()],
@@ -463,4 +464,31 @@ async fn an_outcome_that_did_not_validate_is_stored_not_delivered() {
         s.store.task(&id("t1")).await.unwrap().unwrap().status,
         TaskStatus::Failed
     );
+}
+
+#[tokio::test]
+async fn reconcile_rebuilds_a_missing_row_from_the_trailer_and_report_json() {
+    let s = setup();
+    let tree = task_worktree(&s.repo, "t1", &[("a.txt", "a\n")]);
+    let done = s
+        .delivery
+        .deliver(outcome("t1", &tree, 0, &["a.txt"]))
+        .await
+        .unwrap();
+    let commit = done.delivery.unwrap().commit.unwrap();
+    // A new, empty store for the same repository: git and report.json still know t1.
+    let fresh = SqliteStore::open(s.repo.join(".forgecode/other.db")).unwrap();
+    let delivery = delivery_over(&s.repo, &fresh, settings(), Vec::new());
+    let report = delivery.reconcile().await.unwrap();
+    assert_eq!(
+        report.fixed,
+        vec![format!(
+            "t1: commit {commit} had no row; rebuilt from report.json"
+        )]
+    );
+    let row = fresh.task(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(row.status, TaskStatus::Committed);
+    let change = fresh.change(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(change.commit, Some(commit));
+    assert!(delivery.reconcile().await.unwrap().fixed.is_empty());
 }
