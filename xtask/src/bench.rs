@@ -31,6 +31,13 @@ pub struct BenchArgs {
     /// Only the peak-memory measurement against the line length
     #[arg(long)]
     pub memory: bool,
+    /// Only the server's benchmark: POST→first SSE event vs the raw CLI, 500 subscribers,
+    /// 100 concurrent runs
+    #[arg(long)]
+    pub serve: bool,
+    /// Build without optimisation (a quick look; not the shipped binary's numbers)
+    #[arg(long)]
+    pub debug: bool,
     /// Only this provider (repeatable)
     #[arg(long, short = 'p', value_name = "P")]
     pub provider: Vec<String>,
@@ -43,6 +50,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let root = workspace_root();
     if args.memory {
         return crate::bench_memory::run(&root);
+    }
+    if args.serve {
+        let suite = e2e::setup(&root, true, "bench-serve", !args.debug)?;
+        return crate::bench_serve::run(&suite, &root, args.runs);
     }
     if !args.ttfe_only {
         say("cargo bench --workspace");
@@ -220,7 +231,7 @@ fn measure_fake(
     ))
 }
 
-fn raw_ttfe(
+pub(crate) fn raw_ttfe(
     binary: &Path,
     captured: &capture::Captured,
     workdir: &Path,
@@ -278,7 +289,7 @@ fn first_line_ms(mut command: Command, stdin: Option<&str>) -> anyhow::Result<f6
     Ok(ms)
 }
 
-fn median(values: &mut [f64]) -> f64 {
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }

@@ -7,6 +7,7 @@
 
 mod bench;
 mod bench_memory;
+mod bench_serve;
 mod ci;
 mod e2e;
 mod man;
