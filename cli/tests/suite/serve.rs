@@ -528,3 +528,46 @@ async fn api_chat_speaks_the_seed_wire() {
     .unwrap();
     assert!(request.contains("@strategist hi"), "{request}");
 }
+
+#[tokio::test]
+async fn approvals_are_listed_and_decided_per_repository_inside_the_roots() {
+    let sandbox = Sandbox::new();
+    let work = sandbox.work();
+    let status = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&work)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let server = Server::start(&sandbox, &[], &[]);
+    let w = work.display().to_string();
+    let list = client()
+        .get(server.url("/v1/approvals"))
+        .query(&[("repo", w.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(list.status(), 200);
+    let body: Value = list.json().await.unwrap();
+    assert_eq!(body["approvals"], json!([]));
+    for (method, path, query, status) in [
+        ("GET", "/v1/approvals", "/etc", 400),
+        ("GET", "/v1/approvals/a-1", w.as_str(), 404),
+        ("POST", "/v1/approvals/a-1/approve", w.as_str(), 404),
+        ("POST", "/v1/approvals/a-1/reject", w.as_str(), 404),
+        // The client normalises `..` away: no route.
+        ("GET", "/v1/approvals/..", w.as_str(), 404),
+    ] {
+        let request = match method {
+            "GET" => client().get(server.url(path)),
+            _ => client().post(server.url(path)),
+        };
+        let response = request.query(&[("repo", query)]).send().await.unwrap();
+        let got = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert!(
+            got == status || (status == 404 && got == 400),
+            "{method} {path} {query}: {got} {text}"
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! The routes, one module per area, and the router that ties them to the middleware.
 
+mod approvals;
 mod chat;
 mod events;
 mod health;
@@ -30,6 +31,10 @@ pub fn router(state: Shared) -> Router {
         .route("/v1/runs/{id}", get(runs::show).delete(runs::cancel))
         .route("/v1/runs/{id}/events", get(events::events))
         .route("/api/chat", post(chat::chat))
+        .route("/v1/approvals", get(approvals::list))
+        .route("/v1/approvals/{id}", get(approvals::show))
+        .route("/v1/approvals/{id}/approve", post(approvals::approve))
+        .route("/v1/approvals/{id}/reject", post(approvals::reject))
         .layer(from_fn_with_state(state.clone(), require_token))
         .route_layer(from_fn_with_state(state.clone(), metrics::count_requests))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(BODY_LIMIT))
