@@ -22,6 +22,7 @@ mod check;
 pub mod delivery;
 mod install;
 mod mcp;
+mod receiver;
 mod record;
 mod resume_cost;
 mod retry_events;

@@ -11,6 +11,7 @@ use anyhow::{Context, bail, ensure};
 use forge_cli::offline::{self, CodexHome};
 use serde_json::{Value, json};
 
+use super::receiver::Receiver;
 use super::{ServerProcess, Suite, isolate_env, say};
 
 /// A scenario slow enough to watch: 30 deltas, 200 ms apart (about 6 s).
@@ -36,10 +37,21 @@ impl Serve {
         root: &Path,
         process_env: &[(String, String)],
     ) -> anyhow::Result<Self> {
+        Self::start_with(suite, root, process_env, &[])
+    }
+
+    /// [`Serve::start`] with more arguments.
+    pub fn start_with(
+        suite: &Suite,
+        root: &Path,
+        process_env: &[(String, String)],
+        extra: &[&str],
+    ) -> anyhow::Result<Self> {
         let mut command = Command::new(&suite.forge);
         command
             .args(["serve", "--addr", "127.0.0.1:0", "--root"])
             .arg(root)
+            .args(extra)
             .current_dir(root)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -255,14 +267,18 @@ pub fn run(suite: &Suite, providers: &[&'static str]) -> anyhow::Result<()> {
         &scenario.display().to_string(),
         &dir.join("requests.jsonl"),
     )?;
-    let (workspaces, env) = workspaces(suite, &dir, &model.base_url, providers)?;
-    let serve = Serve::start(suite, &dir, &env)?;
+    let (workspaces, mut env) = workspaces(suite, &dir, &model.base_url, providers)?;
+    let receiver = Receiver::start()?;
+    env.push(("FORGE_EVENT_SINK_TOKEN".into(), SINK_TOKEN.into()));
+    let serve = Serve::start_with(suite, &dir, &env, &["--event-sink", &receiver.url])?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let mut failures = Vec::new();
     for (provider, workspace) in &workspaces {
-        for (check, outcome) in runtime.block_on(provider_checks(&serve, provider, workspace)) {
+        for (check, outcome) in
+            runtime.block_on(provider_checks(&serve, &receiver, provider, workspace))
+        {
             match outcome {
                 Ok(note) => say(&format!("serve {provider:<7} {check:<26} ok {note}")),
                 Err(e) => {
@@ -283,7 +299,14 @@ pub fn run(suite: &Suite, providers: &[&'static str]) -> anyhow::Result<()> {
 
 type Checks = Vec<(&'static str, anyhow::Result<String>)>;
 
-async fn provider_checks(serve: &Serve, provider: &str, workspace: &Path) -> Checks {
+const SINK_TOKEN: &str = "e2e-sink-token";
+
+async fn provider_checks(
+    serve: &Serve,
+    receiver: &Receiver,
+    provider: &str,
+    workspace: &Path,
+) -> Checks {
     let client = reqwest::Client::new();
     let body = |cancel_on_disconnect: bool| {
         json!({
@@ -298,7 +321,7 @@ async fn provider_checks(serve: &Serve, provider: &str, workspace: &Path) -> Che
     vec![
         (
             "run to the result",
-            run_to_result(&client, serve, body(false)).await,
+            run_to_result(&client, serve, receiver, body(false)).await,
         ),
         (
             "cancel by DELETE",
@@ -311,41 +334,74 @@ async fn provider_checks(serve: &Serve, provider: &str, workspace: &Path) -> Che
     ]
 }
 
-/// Every event in order (ids 1, 2, …), text before the end, then a successful result.
+/// Every event in order (ids 1, 2, …), text before the end, then a successful result;
+/// the event sink got the same events, in order, with the token and the session id.
 async fn run_to_result(
     client: &reqwest::Client,
     serve: &Serve,
+    receiver: &Receiver,
     body: Value,
 ) -> anyhow::Result<String> {
     let posted = Instant::now();
     let run_id = post_run(client, serve, body).await?;
     let mut reader = subscribe(client, serve, &run_id).await?;
     let mut first_ms = None;
-    let mut expected_id = 1;
-    let mut texts = 0;
+    let mut kinds = Vec::new();
+    let mut result = None;
     while let Some(message) = reader.next().await? {
         first_ms.get_or_insert_with(|| posted.elapsed().as_secs_f64() * 1000.0);
         if message.event == "result" {
-            let result: Value = serde_json::from_str(&message.data)?;
-            ensure!(result["status"] == "success", "result {}", result["status"]);
-            ensure!(texts > 0, "no text event");
-            return Ok(format!(
-                "({} events, {texts} text, first SSE event {:.0} ms after POST)",
-                expected_id - 1,
-                first_ms.unwrap_or_default()
-            ));
+            result = Some(serde_json::from_str::<Value>(&message.data)?);
+            break;
         }
+        let expected = kinds.len() as u64 + 1;
         ensure!(
-            message.id == Some(expected_id),
-            "event id {:?}, expected {expected_id}",
+            message.id == Some(expected),
+            "event id {:?}, expected {expected}",
             message.id
         );
-        expected_id += 1;
-        if message.event == "text" {
-            texts += 1;
-        }
+        kinds.push(message.event);
     }
-    bail!("the stream ended without a result")
+    let result = result.context("the stream ended without a result")?;
+    ensure!(result["status"] == "success", "result {}", result["status"]);
+    let texts = kinds.iter().filter(|k| *k == "text").count();
+    ensure!(texts > 0, "no text event");
+
+    let delivered = eventually(Duration::from_secs(20), || {
+        receiver.of_run(&run_id).len() >= kinds.len()
+    })
+    .await;
+    let got = receiver.of_run(&run_id);
+    ensure!(
+        delivered,
+        "the sink got {} of {} events",
+        got.len(),
+        kinds.len()
+    );
+    let sink_kinds: Vec<&str> = got
+        .iter()
+        .map(|(_, b)| b["event_type"].as_str().unwrap_or_default())
+        .collect();
+    ensure!(
+        sink_kinds == kinds,
+        "sink order {sink_kinds:?} vs SSE {kinds:?}"
+    );
+    let bearer = format!("Bearer {SINK_TOKEN}");
+    ensure!(
+        got.iter()
+            .all(|(auth, _)| auth.as_deref() == Some(bearer.as_str())),
+        "a sink request without the token"
+    );
+    ensure!(
+        got.iter()
+            .all(|(_, b)| b["session_id"] == result["metadata"]["session_id"]),
+        "a sink event without the session id"
+    );
+    Ok(format!(
+        "({} events, {texts} text, first SSE event {:.0} ms after POST; sink got all, in order)",
+        kinds.len(),
+        first_ms.unwrap_or_default()
+    ))
 }
 
 /// Waits for the first text, DELETEs, expects 202 and a cancelled result; then the group
