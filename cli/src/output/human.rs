@@ -46,12 +46,14 @@ impl<'a> HumanRenderer<'a> {
                 let summary = tool_line::summarize_input(name, &input.to_value());
                 self.started
                     .insert(call_id.clone(), (*kind, name.clone(), input.clone()));
-                self.spinner
-                    .show(&format!("{} {summary}", tool_line::kind_name(*kind)));
+                // The tool's own line follows: the text before it ends here, and the
+                // spinner starts on a line of its own.
+                self.end_line();
+                self.spin(&format!("{} {summary}", tool_line::kind_name(*kind)));
                 return;
             }
             AgentEvent::Thinking { .. } => {
-                self.spinner.show("thinking");
+                self.spin("thinking");
                 return;
             }
             _ if !self.live => return,
@@ -121,8 +123,14 @@ impl<'a> HumanRenderer<'a> {
             }
             _ => {}
         }
+        self.spin("working");
+    }
+
+    /// Shows the spinner, only at the start of a line: drawn after text that has not ended
+    /// its line, it would share that line (and clearing it would erase the text).
+    fn spin(&mut self, message: &str) {
         if self.at_line_start {
-            self.spinner.show("working");
+            self.spinner.show(message);
         }
     }
 

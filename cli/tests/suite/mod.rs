@@ -17,3 +17,4 @@ mod serve;
 mod serve_harness;
 mod sigint;
 mod stderr_events;
+mod terminal;
