@@ -34,6 +34,16 @@ impl RawJson {
         RawJson(Arc::from(json.trim()))
     }
 
+    /// [`RawJson::from_parsed`] for text already shared: kept without a copy unless it has
+    /// surrounding whitespace to trim (a line of tens of megabytes is not copied again).
+    pub fn from_parsed_shared(json: Arc<str>) -> Self {
+        if json.trim().len() == json.len() {
+            RawJson(json)
+        } else {
+            RawJson::from_parsed(&json)
+        }
+    }
+
     /// JSON `null`: the input of a tool call whose start was never seen.
     pub fn null() -> Self {
         RawJson(Arc::from("null"))

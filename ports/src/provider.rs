@@ -154,6 +154,15 @@ impl LineShape {
             LineShape::Blank => None,
         }
     }
+
+    /// [`LineShape::raw_line`] keeping shared text without a copy when it is JSON.
+    pub fn raw_line_shared(self, line: std::sync::Arc<str>) -> Option<RawJson> {
+        match self {
+            LineShape::Json => Some(RawJson::from_parsed_shared(line)),
+            LineShape::Text => Some(RawJson::string(&line)),
+            LineShape::Blank => None,
+        }
+    }
 }
 
 /// Stateful, per-run decoder of one CLI's stdout.
