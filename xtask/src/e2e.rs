@@ -23,6 +23,7 @@ pub mod delivery;
 mod install;
 mod mcp;
 mod receiver;
+mod rate_limit;
 mod record;
 mod resume_cost;
 mod retry_events;
@@ -208,6 +209,9 @@ fn run_groups(suite: &Suite, args: &E2eArgs) -> anyhow::Result<()> {
         if let Err(e) = mcp::run(suite, args) {
             failed.push(format!("mcp group: {e:#}"));
         }
+    }
+    if group_selected(args, "rate_limit") {
+        failed.extend(rate_limit::run(suite, &args.provider)?);
     }
     if failed.is_empty() {
         Ok(())
