@@ -6,8 +6,8 @@
 
 pub mod agent;
 pub mod assemble;
-pub mod command_tool;
 pub mod autoloop;
+pub mod command_tool;
 pub mod config;
 pub mod delivery;
 pub mod execution;

@@ -6,8 +6,8 @@
 //! environment, the file system or a process; adapters do that and hand values in.
 
 pub mod accumulate;
-pub mod delivery;
 pub mod autoloop;
+pub mod delivery;
 pub mod error;
 pub mod event;
 pub mod hosted_tool;

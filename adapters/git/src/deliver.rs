@@ -174,8 +174,7 @@ pub(crate) fn parse_trailer_values(out: &str, key: &str) -> Vec<(String, String)
             let value = lines
                 .filter_map(|line| line.trim_end().strip_prefix(&prefix))
                 .map(str::trim)
-                .filter(|v| !v.is_empty())
-                .last()?
+                .rfind(|v| !v.is_empty())?
                 .to_owned();
             (!sha.is_empty()).then_some((sha, value))
         })

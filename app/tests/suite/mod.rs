@@ -1,5 +1,5 @@
-mod delivery;
 mod autoloop;
+mod delivery;
 mod faults;
 mod harness;
 mod rate_limit;
