@@ -249,6 +249,8 @@ pub fn setup(root: &Path, capture: bool, work: &str, release: bool) -> anyhow::R
     std::fs::create_dir_all(&work)?;
     let empty_config = e2e.join("empty-user-config.toml");
     std::fs::write(&empty_config, "")?;
+    let home = work.join("user-home");
+    std::fs::create_dir_all(&home)?;
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
@@ -259,6 +261,7 @@ pub fn setup(root: &Path, capture: bool, work: &str, release: bool) -> anyhow::R
         clis,
         work,
         empty_config,
+        home,
         capture,
     })
 }

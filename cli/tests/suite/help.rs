@@ -5,31 +5,11 @@ use super::harness::Sandbox;
 #[test]
 fn help_of_every_subcommand() {
     let sandbox = Sandbox::new();
-    let commands: &[&[&str]] = &[
-        &[],
-        &["run"],
-        &["stream"],
-        &["doctor"],
-        &["runs"],
-        &["runs", "list"],
-        &["runs", "show"],
-        &["events"],
-        &["config"],
-        &["config", "show"],
-        &["completions"],
-        &["demo"],
-        &["fake-model"],
-        &["fake-model", "serve"],
-        &["task"],
-        &["task", "run"],
-        &["task", "gc"],
-        &["serve"],
-        &["auto"],
-        &["auto", "status"],
-        &["auto", "report"],
-    ];
-    for args in commands {
-        let out = sandbox.forge().args(*args).arg("--help").assert().success();
+    // Walked from the clap tree, so a new subcommand gets its snapshot without a list to
+    // keep up to date.
+    let commands = subcommand_paths(&<forge_cli::Cli as clap::CommandFactory>::command());
+    for args in &commands {
+        let out = sandbox.forge().args(args).arg("--help").assert().success();
         let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
         let name = if args.is_empty() {
             "help".to_owned()
@@ -60,4 +40,17 @@ fn completions_are_generated() {
         .assert()
         .success()
         .stdout(predicates::str::contains("forge-code-agent"));
+}
+
+/// Every subcommand path below `command` (the root as the empty path), `help` excluded.
+fn subcommand_paths(command: &clap::Command) -> Vec<Vec<String>> {
+    let mut paths = vec![Vec::new()];
+    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+        for rest in subcommand_paths(sub) {
+            let mut path = vec![sub.get_name().to_owned()];
+            path.extend(rest);
+            paths.push(path);
+        }
+    }
+    paths
 }

@@ -26,6 +26,10 @@ pub struct Suite {
     pub work: PathBuf,
     /// An empty user config, so the developer's own `~/.config/forge-code-agent` is not read.
     pub empty_config: PathBuf,
+    /// An empty `HOME` for forge and what it starts: the CLIs' shell commands run login
+    /// shells, and the developer's dotfiles (pyenv's rehash lock, prompts, slow profiles)
+    /// must not change a result.
+    pub home: PathBuf,
     /// Wrap each CLI to capture its argv and environment (for `--record`).
     pub capture: bool,
 }
@@ -136,6 +140,7 @@ pub fn isolate_env(command: &mut Command, suite: &Suite) {
         }
     }
     command.env("FORGE_CONFIG", &suite.empty_config);
+    command.env("HOME", &suite.home);
 }
 
 /// Runs `command` to the end, killing it after `limit` (forge should never need that).
