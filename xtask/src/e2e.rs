@@ -20,6 +20,7 @@ pub mod case_run;
 pub mod cases;
 mod check;
 pub mod delivery;
+mod demo;
 mod install;
 mod mcp;
 mod rate_limit;
@@ -212,6 +213,9 @@ fn run_groups(suite: &Suite, args: &E2eArgs) -> anyhow::Result<()> {
     }
     if group_selected(args, "rate_limit") {
         failed.extend(rate_limit::run(suite, &args.provider)?);
+    }
+    if group_selected(args, "demo") {
+        failed.extend(demo::run(suite, &providers)?);
     }
     if failed.is_empty() {
         Ok(())
