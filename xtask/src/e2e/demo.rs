@@ -76,8 +76,10 @@ pub fn run(suite: &Suite, providers: &[&'static str]) -> anyhow::Result<Vec<Stri
 
 /// `claude  committed  2  yes  1/10  $0.0123  14.2  forge/<id> @ <commit>`.
 fn check_row(stdout: &str, provider: &str, f: &mut Vec<String>) {
+    // The table's row, not the report's `claude implement · model …` line above it.
     let Some(row) = stdout
         .lines()
+        .skip_while(|l| !l.starts_with("provider "))
         .find(|l| l.split_whitespace().next() == Some(provider))
     else {
         f.push(format!("{provider}: no row in the table"));

@@ -94,6 +94,7 @@ pub async fn run(args: DemoArgs) -> Result<u8, Failure> {
         ));
     } else {
         let _ = std::fs::remove_dir_all(&setup.root);
+        note("removed the scratch repositories (--keep keeps them, branches and commits)");
     }
     code
 }
