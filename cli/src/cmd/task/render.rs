@@ -139,7 +139,12 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
     if let Some(e) = &o.error {
         let _ = writeln!(s, "error: {e}");
     }
-    let _ = writeln!(s, "discard: {}", o.rollback);
+    let undo = if o.delivery.is_some() {
+        "undo"
+    } else {
+        "discard"
+    };
+    let _ = writeln!(s, "{undo}: {}", o.rollback);
     s
 }
 
