@@ -136,7 +136,7 @@ pub fn summary(results: &[GroupResult], total: f64, jobs: usize) -> (String, Vec
     let failed: usize = results.iter().map(GroupResult::failed).sum();
     let _ = writeln!(
         out,
-        "\n{jobs} at a time, {total:.1}s in all\ne2e: {passed} passed, {failed} failed"
+        "\n--jobs {jobs}, {total:.1}s in all\ne2e: {passed} passed, {failed} failed"
     );
     let mut names = Vec::new();
     for r in results {
