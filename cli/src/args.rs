@@ -57,10 +57,11 @@ pub enum Command {
     /// Show the effective configuration
     #[command(subcommand)]
     Config(ConfigCommand),
-    /// Install the pinned CLIs (once), start the embedded fake model and run one real task
-    /// through each provider, offline
+    /// Install the pinned CLIs (once), start the embedded fake model and run a task through
+    /// the guarded pipeline with each provider's real CLI, offline: validation, a correction
+    /// resuming the same session, review, risk, commit
     #[command(
-        after_help = "Exit codes:\n  0  every provider succeeded\n  1  a provider failed\n  2  usage error, or Node.js/npm missing"
+        after_help = "Exit codes:\n  0  every provider succeeded (task committed; with --run: run succeeded)\n  1  a provider failed\n  2  usage error, or Node.js/npm (or git) missing"
     )]
     Demo(crate::cmd::demo::DemoArgs),
     /// The scripted fake model server the real CLIs can be pointed at (offline testing)

@@ -18,6 +18,7 @@ pub mod case_run;
 pub mod cases;
 mod check;
 pub mod delivery;
+mod demo;
 mod install;
 mod mcp;
 mod rate_limit;
@@ -140,6 +141,12 @@ pub const GROUPS: &[Group] = &[
         about: "task delivery: commit + push + rollback, approve, reject, crash mid-approve",
         scenarios: delivery::names,
         run: delivery::run,
+    },
+    Group {
+        name: "demo",
+        about: "`forge-code-agent demo`: the README's first command, with each CLI",
+        scenarios: Vec::new,
+        run: demo::run,
     },
 ];
 

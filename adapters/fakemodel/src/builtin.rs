@@ -12,6 +12,7 @@ pub const NAMES: &[&str] = &[
     "stream_cut",
     "resume",
     "escapes_unicode",
+    "task_fix_cycle",
 ];
 
 /// The TOML source of an embedded scenario.
@@ -27,6 +28,7 @@ pub fn source(name: &str) -> Option<&'static str> {
         "stream_cut" => include_str!("../scenarios/stream_cut.toml"),
         "resume" => include_str!("../scenarios/resume.toml"),
         "escapes_unicode" => include_str!("../scenarios/escapes_unicode.toml"),
+        "task_fix_cycle" => include_str!("../scenarios/task_fix_cycle.toml"),
         _ => return None,
     };
     Some(text)

@@ -42,8 +42,8 @@ impl Delivery {
             self.settings.risk_threshold,
         ) {
             Gate::NotDeliverable => Ok(outcome),
-            Gate::Commit => self.commit_and_push(outcome, None).await,
-            Gate::HoldForApproval => self.hold(outcome).await,
+            Gate::Commit => self.commit_and_push(undone_by_forge(outcome), None).await,
+            Gate::HoldForApproval => self.hold(undone_by_forge(outcome)).await,
         }
     }
 
@@ -304,4 +304,12 @@ impl Delivery {
         }
         audit
     }
+}
+
+/// A change forge delivers (or holds) is undone by `task rollback`, which knows whether to
+/// revert a merged commit, delete the branch or discard the held work tree; the pipeline's
+/// plain discard command would leave the store's rows behind.
+fn undone_by_forge(mut outcome: TaskOutcome) -> TaskOutcome {
+    outcome.rollback = format!("forge-code-agent task rollback {}", outcome.task_id);
+    outcome
 }

@@ -766,6 +766,10 @@ impl Task<'_> {
             if run.cycle.session_id.is_some() {
                 session = run.cycle.session_id.clone();
             }
+            // The latest run's words describe the change as it now is (a commit's summary).
+            if !run.result.content.is_empty() {
+                ending.summary = Some(run.result.content.clone());
+            }
             let stop = run.stop;
             self.cycles.push(run.cycle);
             ending.changed = self.changed_files(name).await.map_err(fail)?;

@@ -19,18 +19,19 @@ use forge_testkit::fakes::{RecordingLogger, RecordingMetrics};
 
 use super::harness::registry;
 
-/// The "agent": writes 41 first, 42 when told to fix validation errors; `MODE=none` writes
-/// nothing.
+/// The "agent": writes 41 first, 42 when told to fix validation errors (and says which);
+/// `MODE=none` writes nothing.
 const AGENT: &str = r#"#!/bin/sh
 prompt=$(cat)
+text=done
 if [ "$MODE" != none ]; then
   case "$prompt" in
-    *"FIX VALIDATION ERRORS"*) echo 42 > answer.txt ;;
+    *"FIX VALIDATION ERRORS"*) echo 42 > answer.txt; text="fixed: answer.txt holds 42" ;;
     *) echo 41 > answer.txt ;;
   esac
 fi
 echo '{"type":"session","id":"s-1"}'
-echo '{"type":"result","ok":true,"text":"done"}'
+echo "{\"type\":\"result\",\"ok\":true,\"text\":\"$text\"}"
 "#;
 
 const TEST_SH: &str = "[ ! -f answer.txt ] || grep -qx 42 answer.txt || { echo \"FAIL: $(cat answer.txt)\"; exit 1; }\n";
@@ -167,6 +168,11 @@ async fn a_failing_first_change_is_corrected_in_the_same_session() {
     );
     // The user's checkout is untouched.
     assert!(!f.repo.join("answer.txt").exists());
+    // The summary is the latest run's: it describes the change as delivered.
+    assert_eq!(
+        outcome.summary.as_deref(),
+        Some("fixed: answer.txt holds 42")
+    );
     let task_dir = f
         .repo
         .join(".forgecode/tasks")

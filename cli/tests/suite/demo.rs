@@ -1,5 +1,6 @@
-//! `demo`: a clear exit without Node.js, and (when the pinned CLIs are installed) a real
-//! offline task through a real CLI.
+//! `demo`: a clear exit without Node.js; a provider whose task fails (the testkit's fake
+//! CLI, offline) exits 1 with the reason and leaves nothing behind; and, when the pinned
+//! CLIs are installed, the task demo and the single-prompt demo through the real claude.
 
 use std::path::{Path, PathBuf};
 
@@ -38,8 +39,100 @@ fn installed_clis() -> Option<PathBuf> {
     (present && node).then_some(dir)
 }
 
+fn answers_version(tool: &str) -> bool {
+    std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Directories left under the demo's root (`<cache>/forge-code-agent/demo/`).
+fn demo_leftovers(cache: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(cache.join("forge-code-agent/demo"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
 #[test]
-fn the_demo_runs_a_real_cli_against_the_embedded_model() {
+fn a_provider_whose_task_fails_exits_1_with_the_reason_and_leaves_nothing() {
+    if !["node", "npm", "git"].iter().all(|t| answers_version(t)) {
+        eprintln!("note: node, npm or git missing; skipping");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    // Every pinned CLI "installed", each one the testkit's fake: no npm, no network. The
+    // fake answers the version check and then writes nothing, so the task has no change.
+    let clis = sandbox.dir.path().join("clis");
+    for cli in forge_cli::offline::PINNED_CLIS {
+        let package = clis.join("node_modules").join(cli.package);
+        std::fs::create_dir_all(&package).unwrap();
+        std::fs::write(
+            package.join("package.json"),
+            format!("{{\"version\":\"{}\"}}", cli.version),
+        )
+        .unwrap();
+        let bin = cli.binary(&clis);
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(super::harness::fake(), &bin).unwrap();
+    }
+    let cache = sandbox.dir.path().join("cache");
+    let out = sandbox
+        .forge()
+        .args(["demo", "--provider", "claude"])
+        .env("FORGE_CLIS_DIR", &clis)
+        .env("XDG_CACHE_HOME", &cache)
+        .env("FAKE_VERSION", "2.1.330")
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+    let reason = stdout
+        .lines()
+        .find(|l| l.starts_with("claude failed: "))
+        .unwrap_or_else(|| panic!("no reason in\n{stdout}\n{stderr}"));
+    // The fake writes no file: the pipeline's verdict, and the CLI's own failure, are given.
+    assert!(reason.contains("failed (no_changes)"), "{reason}");
+    assert!(reason.contains("end-of-run report"), "{reason}");
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("provider"))
+        .unwrap_or_else(|| panic!("no table in\n{stdout}"));
+    assert!(header.contains("same session"), "{header}");
+    assert_eq!(demo_leftovers(&cache), Vec::<PathBuf>::new(), "{stderr}");
+}
+
+#[test]
+fn the_task_demo_commits_after_a_resumed_correction_with_the_real_cli() {
+    let Some(clis) = installed_clis() else {
+        eprintln!("note: pinned CLIs not installed (cargo xtask e2e installs them); skipping");
+        return;
+    };
+    // Not under /tmp: codex refuses to set up its helpers there.
+    let cache = repo_root().join("target/cli-tests/demo-task-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    std::fs::create_dir_all(&cache).unwrap();
+    let out = Sandbox::new()
+        .forge()
+        .args(["demo", "--provider", "claude"])
+        .env("FORGE_CLIS_DIR", &clis)
+        .env("XDG_CACHE_HOME", &cache)
+        .timeout(std::time::Duration::from_secs(240))
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let row = text
+        .lines()
+        .skip_while(|l| !l.starts_with("provider "))
+        .find(|l| l.starts_with("claude "))
+        .unwrap_or_else(|| panic!("no claude row in\n{text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[1..4], ["committed", "2", "yes"], "{row}");
+    assert!(row.contains("forge/"), "{row}");
+    assert_eq!(demo_leftovers(&cache), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn the_single_prompt_demo_runs_a_real_cli_against_the_embedded_model() {
     let Some(clis) = installed_clis() else {
         eprintln!("note: pinned CLIs not installed (cargo xtask e2e installs them); skipping");
         return;
@@ -49,7 +142,7 @@ fn the_demo_runs_a_real_cli_against_the_embedded_model() {
     std::fs::create_dir_all(&cache).unwrap();
     let out = Sandbox::new()
         .forge()
-        .args(["demo", "--provider", "claude"])
+        .args(["demo", "--run", "--provider", "claude"])
         .env("FORGE_CLIS_DIR", &clis)
         .env("XDG_CACHE_HOME", &cache)
         .timeout(std::time::Duration::from_secs(120))

@@ -144,7 +144,7 @@ pub fn isolate_env(command: &mut Command, suite: &Suite) {
 }
 
 /// Runs `command` to the end, killing it after `limit` (forge should never need that).
-fn run_with_watchdog(
+pub fn run_with_watchdog(
     mut command: Command,
     limit: Duration,
 ) -> anyhow::Result<std::process::Output> {

@@ -119,6 +119,13 @@ pub fn all() -> Vec<Expect> {
             )],
             ..expect("escapes_unicode", "the count went to 300.")
         },
+        // One plain run takes the task's first change (the correction turns are `demo`'s and
+        // the task group's).
+        Expect {
+            tools: &[Write],
+            files: &[("answer.txt", "41\n")],
+            ..expect("task_fix_cycle", "Wrote answer.txt.")
+        },
     ]
 }
 

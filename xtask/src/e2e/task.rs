@@ -114,7 +114,12 @@ pub fn names() -> Vec<&'static str> {
     CASES.iter().map(|c| c.name).collect()
 }
 
+/// What `fake-model serve --scenario` takes: a built-in name (`task_fix_cycle` ships in the
+/// binary, for `demo`), else this group's own file.
 fn scenario_file(root: &Path, name: &str) -> PathBuf {
+    if forge_adapter_fakemodel::Scenario::builtin_names().contains(&name) {
+        return PathBuf::from(name);
+    }
     root.join("xtask/src/e2e/task_scenarios")
         .join(format!("{name}.toml"))
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use forge_app::task::gc;
 
 use super::TaskGcArgs;
-use super::run::task_ports;
+use super::execute::task_ports;
 use crate::compose;
 use crate::exit::Failure;
 use crate::output::write_json_pretty;

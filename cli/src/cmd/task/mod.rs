@@ -2,9 +2,10 @@
 //! risk-scored change in its own work tree; `gc` cleans up after crashed tasks. The
 //! delivery commands (list, show, rollback, approvals) join this enum.
 
+pub(crate) mod execute;
 mod gc;
 mod records;
-mod render;
+pub(crate) mod render;
 mod run;
 
 use std::path::PathBuf;

@@ -35,6 +35,15 @@ pub async fn progress(mut rx: UnboundedReceiver<TaskProgress>, style: Style, sho
     }
 }
 
+/// [`report`], then the delivery's lines when the change was delivered.
+pub fn report_with_delivery(o: &TaskOutcome, style: Style) -> String {
+    let mut text = report(o, style);
+    if o.delivery.is_some() {
+        text.push_str(&crate::cmd::delivery::delivery_text(o));
+    }
+    text
+}
+
 /// The final report, for a person.
 pub fn report(o: &TaskOutcome, style: Style) -> String {
     let mut s = String::new();
@@ -130,7 +139,12 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
     if let Some(e) = &o.error {
         let _ = writeln!(s, "error: {e}");
     }
-    let _ = writeln!(s, "discard: {}", o.rollback);
+    let undo = if o.delivery.is_some() {
+        "undo"
+    } else {
+        "discard"
+    };
+    let _ = writeln!(s, "{undo}: {}", o.rollback);
     s
 }
 

@@ -3,19 +3,15 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use forge_adapter_fs::{FsFiles, FsRepoIndex};
-use forge_adapter_git::GitCli;
 use forge_app::CodeAgent;
-use forge_app::config::{PROJECT_FILE, TaskConfig, parse_task_config};
+use forge_app::config::TaskConfig;
 use forge_app::from_config::apply_request_defaults;
-use forge_app::task::{TaskPipeline, TaskPorts, TaskRequest};
 use forge_domain::task::{ContextFile, Goal, StopReason, TaskOutcome, TaskSpec};
-use forge_domain::{ForgeError, PermissionMode, ProviderId};
-use forge_ports::{EnvSnapshot, ProcessRunner};
+use forge_domain::{PermissionMode, ProviderId};
 
 use super::TaskRunArgs;
+use super::execute::{self, Deliver, Executed, ProviderChoice, read_task_config};
 use super::render;
 use crate::compose;
 use crate::config_load::load_config;
@@ -23,20 +19,9 @@ use crate::exit::{self, Failure};
 use crate::output::style::Style;
 use crate::output::write_json_pretty;
 use crate::prompt::read_prompt;
-use crate::signals;
 
 /// Exit code of a task stopped by a cost or turn limit.
 pub const STOPPED_BY_LIMIT: u8 = 5;
-
-/// The task ports over the real adapters.
-pub fn task_ports(runner: Arc<dyn ProcessRunner>) -> TaskPorts {
-    TaskPorts {
-        vcs: Arc::new(GitCli::new(runner)),
-        index: Arc::new(FsRepoIndex::new()),
-        files: Arc::new(FsFiles::new()),
-        redactor: compose::environment_redactor(),
-    }
-}
 
 pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let task_text = read_prompt(args.task.as_deref())?;
@@ -86,8 +71,6 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         description: args.goal_description,
     };
     spec.base = args.base;
-    spec.limits = task_config.limits;
-    spec.instructions = task_config.instructions.clone();
     for path in &args.context_files {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::Usage(format!("--context-file {}: {e}", path.display())))?;
@@ -96,85 +79,37 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
             text,
         });
     }
-    let env: EnvSnapshot = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
-        .collect();
-    let request = TaskRequest {
-        spec,
-        repo,
+    let choice = ProviderChoice {
         provider,
-        run_template: template,
         model: section.model.map(|m| m.value),
         fix_model: section.fix_model.map(|m| m.value),
-        validation: task_config.validation,
-        worktree_root: task_config.worktree_root,
-        cache_dir: cache_dir(&env),
-        env,
     };
-
-    let ports = task_ports(Arc::clone(&agent.runtime().runner));
-    let pipeline = TaskPipeline::new(agent, ports);
-    let canceller = TaskPipeline::canceller();
-    let watcher = signals::watch(canceller.clone(), args.json)?;
-    let stderr_tty = std::io::stderr().is_terminal();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let printer = tokio::spawn(render::progress(rx, Style::detect(stderr_tty), !args.json));
-    let result = pipeline.run(request, Some(tx), canceller).await;
-    let _ = printer.await;
-    watcher.abort();
-    let outcome = result.map_err(failure_of)?;
+    let request = execute::task_request(spec, repo, choice, template, task_config);
     // Delivery (store, gate, commit/push or approval) for a local repository.
-    // A delivery that fails still prints the pipeline's report (exit 1 after it).
-    let (outcome, undelivered) = match (is_url, args.no_deliver) {
-        (false, false) => {
-            match super::records::deliver(&flags.workdir, outcome.clone(), args.push).await {
-                Ok(delivered) => (delivered, None),
-                Err(failure) => (outcome, Some(failure)),
-            }
+    let deliver = if is_url || args.no_deliver {
+        Deliver::No
+    } else {
+        Deliver::To {
+            repo: &flags.workdir,
+            push: args.push,
         }
-        _ => (outcome, None),
     };
+    let Executed {
+        outcome,
+        undelivered,
+    } = execute::execute(agent, request, args.json, deliver).await?;
     let mut out = std::io::stdout().lock();
     if args.json {
         let _ = write_json_pretty(&mut out, &outcome);
     } else {
         let style = Style::detect(std::io::stdout().is_terminal());
-        let _ = out.write_all(render::report(&outcome, style).as_bytes());
-        if outcome.delivery.is_some() {
-            let _ = out.write_all(crate::cmd::delivery::delivery_text(&outcome).as_bytes());
-        }
+        let _ = out.write_all(render::report_with_delivery(&outcome, style).as_bytes());
     }
     if let Some(failure) = undelivered {
         let _ = writeln!(std::io::stderr(), "error: delivery failed: {failure}");
         return Ok(exit::RUN_ERROR);
     }
     Ok(exit_code(&outcome))
-}
-
-fn read_task_config(dir: &std::path::Path) -> Result<TaskConfig, Failure> {
-    let path = dir.join(PROJECT_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(parse_task_config(&text, &path)?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TaskConfig::default()),
-        Err(e) => Err(Failure::Usage(format!("{}: {e}", path.display()))),
-    }
-}
-
-/// `$XDG_CACHE_HOME/forge-code-agent/repos`, else `~/.cache/forge-code-agent/repos`.
-fn cache_dir(env: &EnvSnapshot) -> PathBuf {
-    let get = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    get("XDG_CACHE_HOME")
-        .or_else(|| get("HOME").map(|h| h.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("forge-code-agent/repos")
-}
-
-/// Setup failures are usage errors (exit 2): the task never started.
-fn failure_of(e: ForgeError) -> Failure {
-    match e {
-        ForgeError::Io { .. } => Failure::Other(anyhow::anyhow!(e)),
-        other => Failure::Usage(other.to_string()),
-    }
 }
 
 /// The exit code of an outcome (see `TASK_EXIT_CODES`).

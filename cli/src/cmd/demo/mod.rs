@@ -1,0 +1,188 @@
+//! `demo`: the first command on a fresh machine. Installs the pinned CLIs (once, into the
+//! user cache), starts the embedded fake model, and runs forge's main job — a task through
+//! the guarded pipeline (agent, validation, a correction cycle resuming the same session,
+//! review, risk, commit) — with each provider's real CLI on a scratch repository: no
+//! account, no key, no internet besides the npm registry. `--run` keeps the single-prompt
+//! demo (one prompt, streamed events).
+
+mod single;
+mod summary;
+mod task;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use clap::Args;
+
+use crate::exit::Failure;
+use crate::offline::{self, PINNED_CLIS};
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Run only this provider: claude, codex or gemini [default: all three]
+    #[arg(long, short = 'p', value_name = "ID")]
+    pub provider: Option<String>,
+    /// Run one prompt and stream its events instead of a task (the single-prompt demo)
+    #[arg(long)]
+    pub run: bool,
+    /// The fake model's script: a scenario file or a built-in name (`fake-model list`)
+    /// [default: task_fix_cycle; write_file with --run]
+    #[arg(long, value_name = "FILE|NAME")]
+    pub scenario: Option<String>,
+    /// Stop a provider's agent run after this many seconds
+    #[arg(long = "timeout", value_name = "SECONDS", default_value_t = 120)]
+    pub timeout_secs: u64,
+    /// Keep the scratch repositories (task branches and commits) instead of removing them
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// What both demos start from: the providers, the installed CLIs, a fresh directory.
+pub struct Setup {
+    pub providers: Vec<&'static str>,
+    pub clis_dir: PathBuf,
+    /// `<user cache>/demo/<millis>`.
+    pub root: PathBuf,
+}
+
+pub async fn run(args: DemoArgs) -> Result<u8, Failure> {
+    let providers: Vec<&'static str> = match &args.provider {
+        None => PINNED_CLIS.iter().map(|c| c.provider).collect(),
+        Some(name) => vec![
+            offline::PinnedCli::of(name)
+                .ok_or_else(|| {
+                    Failure::Usage(format!(
+                        "unknown provider {name:?}: choose claude, codex or gemini"
+                    ))
+                })?
+                .provider,
+        ],
+    };
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+
+    check_node().await?;
+    if !args.run {
+        check_git().await?;
+    }
+    let clis_dir = offline::user_clis_dir(&env).ok_or_else(|| {
+        Failure::Usage("no cache directory: set HOME, XDG_CACHE_HOME or FORGE_CLIS_DIR".into())
+    })?;
+    install_if_missing(&clis_dir).await?;
+
+    let root = demo_root(&env)?;
+    std::fs::create_dir_all(&root)?;
+    let setup = Setup {
+        providers,
+        clis_dir,
+        root,
+    };
+    let timeout = Duration::from_secs(args.timeout_secs);
+    if args.run {
+        let scenario = args.scenario.as_deref().unwrap_or("write_file");
+        return single::run(&setup, scenario, timeout).await;
+    }
+    let scenario = args.scenario.as_deref().unwrap_or(task::SCENARIO);
+    let code = task::run(&setup, scenario, timeout).await;
+    if args.keep {
+        note(&format!(
+            "kept the scratch repositories under {}",
+            setup.root.display()
+        ));
+    } else {
+        let _ = std::fs::remove_dir_all(&setup.root);
+        note("removed the scratch repositories (--keep keeps them, branches and commits)");
+    }
+    code
+}
+
+/// `git` must answer `--version`: the task runs in a git work tree and ends in a commit.
+async fn check_git() -> Result<(), Failure> {
+    if answers_version("git").await {
+        return Ok(());
+    }
+    Err(Failure::Usage(
+        "the demo needs git, and `git` was not found on PATH: install git and run \
+         `forge-code-agent demo` again"
+            .into(),
+    ))
+}
+
+async fn answers_version(tool: &str) -> bool {
+    tokio::process::Command::new(tool)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .await
+        .is_ok_and(|s| s.success())
+}
+
+/// `node` and `npm` must answer `--version`: gemini runs on Node.js, npm installs the CLIs.
+async fn check_node() -> Result<(), Failure> {
+    for tool in ["node", "npm"] {
+        if !answers_version(tool).await {
+            return Err(Failure::Usage(format!(
+                "the demo needs Node.js and npm, and `{tool}` was not found on PATH: install \
+                 Node.js (https://nodejs.org, it ships npm) and run `forge-code-agent demo` again"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Installs the pinned CLIs into `clis_dir` unless all are there; npm's output goes to stderr.
+async fn install_if_missing(clis_dir: &Path) -> Result<(), Failure> {
+    let missing = offline::missing_clis(clis_dir);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = missing.iter().map(offline::PinnedCli::spec).collect();
+    note(&format!(
+        "installing {} into {} (once; about a minute)…",
+        names.join(" "),
+        clis_dir.display()
+    ));
+    std::fs::create_dir_all(clis_dir)?;
+    let stderr = std::io::stderr().as_fd().try_clone_to_owned()?;
+    let status = tokio::process::Command::new("npm")
+        .args(offline::npm_install_args(clis_dir))
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(stderr))
+        .status()
+        .await?;
+    let still_missing = offline::missing_clis(clis_dir);
+    if !status.success() || !still_missing.is_empty() {
+        return Err(Failure::Other(anyhow::anyhow!(
+            "npm install into {} failed ({status}); missing: {}",
+            clis_dir.display(),
+            still_missing
+                .iter()
+                .map(offline::PinnedCli::spec)
+                .collect::<Vec<_>>()
+                .join(" ")
+        )));
+    }
+    note("installed.");
+    Ok(())
+}
+
+/// `<user cache>/demo/<seconds since epoch>`: a fresh set of workspaces per demo run, never
+/// under /tmp (codex refuses to set up its helpers there).
+fn demo_root(env: &BTreeMap<String, String>) -> Result<PathBuf, Failure> {
+    let cache = offline::user_cache_dir(env)
+        .ok_or_else(|| Failure::Usage("no cache directory: set HOME or XDG_CACHE_HOME".into()))?;
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    Ok(cache.join("demo").join(stamp.to_string()))
+}
+
+fn note(text: &str) {
+    let _ = writeln!(std::io::stderr(), "demo: {text}");
+}
