@@ -31,6 +31,7 @@ pub fn run() -> anyhow::Result<()> {
         provider: Vec::new(),
         scenario: Vec::new(),
         group: Vec::new(),
+        list: false,
         jobs: 4,
     })
 }

@@ -1,7 +1,7 @@
 //! `cargo xtask <task>`: project automation, one module per task.
 //!
 //! - `ci`: format check, clippy with warnings denied, every test;
-//! - `e2e`: every fake-model scenario × provider through the real pinned CLIs;
+//! - `e2e`: forge through the real pinned CLIs against the fake model, in groups (`--list`);
 //! - `bench`: the workspace benches and time-to-first-event through forge vs the raw CLI;
 //! - `man`: the man pages of `forge-code-agent` into `target/man/`.
 
@@ -32,8 +32,11 @@ enum Task {
     /// cargo fmt --check, cargo clippy -D warnings, cargo test (the whole workspace), then
     /// the real-CLI end-to-end suite
     Ci,
-    /// Every fake-model scenario × provider through the real pinned CLIs and
-    /// `forge-code-agent run`, offline
+    /// forge through the real pinned claude, codex and gemini against the fake model,
+    /// offline, group by group (`--list` shows the groups and their scenarios)
+    ///
+    /// Examples: `cargo xtask e2e -s shell_fail -p codex` (one scenario, one CLI),
+    /// `cargo xtask e2e --group task -p claude`, `cargo xtask e2e -s auto` (every loop case).
     E2e(e2e::E2eArgs),
     /// `cargo bench --workspace`, then time-to-first-event through forge vs the raw CLI
     Bench(bench::BenchArgs),

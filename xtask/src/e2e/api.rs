@@ -12,7 +12,8 @@ use forge_cli::offline::{self, CodexHome};
 use serde_json::{Value, json};
 
 use super::receiver::Receiver;
-use super::{ServerProcess, Suite, isolate_env, say};
+use super::summary::Verdict;
+use super::{Ctx, ServerProcess, Suite, isolate_env, say};
 
 /// A scenario slow enough to watch: 30 deltas, 200 ms apart (about 6 s).
 pub const SLOW_SCENARIO: &str = r#"name = "slow_stream"
@@ -256,8 +257,9 @@ fn bundle_complete(workspace: &Path, run_id: &str) -> bool {
         .all(|f| dir.join(f).is_file())
 }
 
-/// The whole group; a failure per provider and check, all reported.
-pub fn run(suite: &Suite, providers: &[&'static str]) -> anyhow::Result<()> {
+/// The whole group: a verdict per provider and check.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    let suite = &ctx.suite;
     let dir = suite.work.join("serve");
     std::fs::create_dir_all(&dir)?;
     let scenario = dir.join("slow_stream.toml");
@@ -267,34 +269,33 @@ pub fn run(suite: &Suite, providers: &[&'static str]) -> anyhow::Result<()> {
         &scenario.display().to_string(),
         &dir.join("requests.jsonl"),
     )?;
-    let (workspaces, mut env) = workspaces(suite, &dir, &model.base_url, providers)?;
+    let (workspaces, mut env) = workspaces(suite, &dir, &model.base_url, &ctx.providers)?;
     let receiver = Receiver::start()?;
     env.push(("FORGE_EVENT_SINK_TOKEN".into(), SINK_TOKEN.into()));
     let serve = Serve::start_with(suite, &dir, &env, &["--event-sink", &receiver.url])?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let mut failures = Vec::new();
+    let mut verdicts = Vec::new();
     for (provider, workspace) in &workspaces {
         for (check, outcome) in
             runtime.block_on(provider_checks(&serve, &receiver, provider, workspace))
         {
+            let mut verdict = Verdict::new(check, provider);
             match outcome {
-                Ok(note) => say(&format!("serve {provider:<7} {check:<26} ok {note}")),
+                Ok(note) => {
+                    say(&format!("serve {provider:<7} {check:<26} ok {note}"));
+                    verdict.note = note;
+                }
                 Err(e) => {
                     say(&format!("serve {provider:<7} {check:<26} FAILED {e:#}"));
-                    failures.push(format!("{provider} {check}: {e:#}"));
+                    verdict.failures.push(format!("{e:#}"));
                 }
             }
+            verdicts.push(verdict);
         }
     }
-    ensure!(
-        failures.is_empty(),
-        "serve group: {} failed:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    Ok(())
+    Ok(verdicts)
 }
 
 type Checks = Vec<(&'static str, anyhow::Result<String>)>;

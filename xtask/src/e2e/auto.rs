@@ -22,11 +22,12 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::case_run::{CaseDir, Suite, isolate_env, prepare};
-use super::cases::{Ending, Expect, PROVIDERS};
+use super::cases::{Ending, Expect};
 use super::server::ServerProcess;
-use super::{E2eArgs, say};
+use super::summary::Verdict;
+use super::{Ctx, say};
 
-/// The loop cases, by name (`cargo xtask e2e -s auto` runs them all, `-s auto_kill` one).
+/// The loop cases, by name (`cargo xtask e2e -s auto` runs them all, `-s auto_kill_resume` one).
 pub const CASES: [&str; 5] = [
     "auto_complete",
     "auto_emergency",
@@ -40,52 +41,14 @@ const CASE_LIMIT: Duration = Duration::from_secs(300);
 /// The emergency stop must end the loop within this long of the file appearing.
 const STOP_WITHIN_MS: u64 = 1000;
 
-/// Splits `args` into the built-in scenario cases (`None`: none asked for) and the loop
-/// cases (`None`: none asked for). No `-s`: both, all of them.
-pub fn split(args: &E2eArgs) -> (Option<E2eArgs>, Vec<&'static str>) {
-    if args.scenario.is_empty() {
-        return (Some(args.clone()), CASES.to_vec());
-    }
-    let loops: Vec<&'static str> = CASES
-        .into_iter()
-        .filter(|c| args.scenario.iter().any(|s| s == "auto" || s == c))
-        .collect();
-    let rest: Vec<String> = args
-        .scenario
-        .iter()
-        .filter(|s| *s != "auto" && !CASES.contains(&s.as_str()))
-        .cloned()
-        .collect();
-    let cases = (!rest.is_empty()).then(|| E2eArgs {
-        scenario: rest,
-        ..args.clone()
-    });
-    (cases, loops)
+/// The loop cases (for `-s`).
+pub fn names() -> Vec<&'static str> {
+    CASES.to_vec()
 }
 
-/// `inner` (the other groups) for the non-loop scenarios asked for, then the loop cases.
-pub fn run_all(args: &E2eArgs, inner: fn(&E2eArgs) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let (cases, loops) = split(args);
-    let others = cases.as_ref().map_or(Ok(()), inner);
-    others.and(run(args, &loops))
-}
-
-struct Outcome {
-    case: &'static str,
-    provider: &'static str,
-    seconds: f64,
-    failures: Vec<String>,
-    note: String,
-}
-
-/// Runs the loop cases × providers, `--jobs` at a time; prints a table.
-pub fn run(args: &E2eArgs, cases: &[&'static str]) -> anyhow::Result<()> {
-    if cases.is_empty() {
-        return Ok(());
-    }
-    let started = Instant::now();
-    let root = crate::workspace_root();
-    let suite = super::setup(&root, false, "auto", false)?;
+/// Runs the selected loop cases × providers, `--jobs` at a time.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    let (suite, cases) = (&ctx.suite, &ctx.scenarios);
     let mut servers = Vec::new();
     for case in cases {
         let file = suite.work.join(format!("{case}.toml"));
@@ -97,10 +60,8 @@ pub fn run(args: &E2eArgs, cases: &[&'static str]) -> anyhow::Result<()> {
     let servers = Arc::new(servers);
     let mut queue = Vec::new();
     for case in cases {
-        for provider in PROVIDERS {
-            if args.provider.is_empty() || args.provider.iter().any(|p| p == provider) {
-                queue.push((*case, provider));
-            }
+        for &provider in &ctx.providers {
+            queue.push((*case, provider));
         }
     }
     // Longest first: the kill-and-resume and emergency cases, gemini's above all.
@@ -115,7 +76,7 @@ pub fn run(args: &E2eArgs, cases: &[&'static str]) -> anyhow::Result<()> {
     say(&format!("auto: {} loop cases", queue.len()));
     let queue = Arc::new(Mutex::new(queue));
     let outcomes = Arc::new(Mutex::new(Vec::new()));
-    let workers: Vec<_> = (0..args.jobs.max(1))
+    let workers: Vec<_> = (0..ctx.jobs)
         .map(|_| {
             let (suite, servers, queue, outcomes) = (
                 suite.clone(),
@@ -133,12 +94,11 @@ pub fn run(args: &E2eArgs, cases: &[&'static str]) -> anyhow::Result<()> {
                         Ok((f, note)) => (f, note),
                         Err(e) => (vec![format!("{e:#}")], String::new()),
                     };
-                    let outcome = Outcome {
-                        case,
-                        provider,
+                    let outcome = Verdict {
                         seconds: t.elapsed().as_secs_f64(),
                         failures,
                         note,
+                        ..Verdict::new(case, provider)
                     };
                     say(&format!(
                         "{:<22} {:<7} {} ({:.1}s) {}",
@@ -162,60 +122,11 @@ pub fn run(args: &E2eArgs, cases: &[&'static str]) -> anyhow::Result<()> {
     for worker in workers {
         let _ = worker.join();
     }
-    let outcomes = outcomes
+    let verdicts = outcomes
         .lock()
         .map(|mut o| std::mem::take(&mut *o))
         .unwrap_or_default();
-    report(&outcomes, started.elapsed().as_secs_f64())
-}
-
-fn report(outcomes: &[Outcome], total: f64) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut table = format!("\n{:<22}", "loop case");
-    for p in PROVIDERS {
-        table.push_str(&format!("  {p:<14}"));
-    }
-    table.push('\n');
-    for case in CASES {
-        if !outcomes.iter().any(|o| o.case == case) {
-            continue;
-        }
-        table.push_str(&format!("{case:<22}"));
-        for p in PROVIDERS {
-            let cell = outcomes
-                .iter()
-                .find(|o| o.case == case && o.provider == p)
-                .map_or_else(
-                    || "-".to_owned(),
-                    |o| {
-                        let mark = if o.failures.is_empty() { "ok" } else { "FAIL" };
-                        format!("{mark} {:.1}s", o.seconds)
-                    },
-                );
-            table.push_str(&format!("  {cell:<14}"));
-        }
-        table.push('\n');
-    }
-    let failed: Vec<&Outcome> = outcomes.iter().filter(|o| !o.failures.is_empty()).collect();
-    table.push_str(&format!(
-        "\n{total:.1}s in all\ne2e auto: {} passed, {} failed\n",
-        outcomes.len() - failed.len(),
-        failed.len()
-    ));
-    for o in outcomes.iter().filter(|o| !o.note.is_empty()) {
-        table.push_str(&format!("note {} × {}: {}\n", o.case, o.provider, o.note));
-    }
-    for o in &failed {
-        for f in &o.failures {
-            table.push_str(&format!("FAIL {} × {}: {f}\n", o.case, o.provider));
-        }
-    }
-    let _ = std::io::stdout().lock().write_all(table.as_bytes());
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        bail!("{} e2e loop case(s) failed (see above)", failed.len())
-    }
+    Ok(verdicts)
 }
 
 /// The fake model's script for `case`.

@@ -21,7 +21,8 @@ use serde_json::Value;
 
 use super::case_run::{Suite, isolate_env};
 use super::server::ServerProcess;
-use super::{PROVIDERS, say};
+use super::summary::Verdict;
+use super::{Ctx, say};
 
 const TASK_TIMEOUT_SECS: &str = "150";
 const WEBHOOK_TOKEN: &str = "e2e-webhook-token-5b1f0c";
@@ -134,13 +135,6 @@ fn read_request(stream: &std::net::TcpStream) -> Option<Received> {
         authorization,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     })
-}
-
-pub struct Verdict {
-    pub case: &'static str,
-    pub provider: &'static str,
-    pub seconds: f64,
-    pub failures: Vec<String>,
 }
 
 fn git_out(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
@@ -559,23 +553,13 @@ fn run_case(
     Ok(())
 }
 
-/// The cases × providers, `jobs` at a time.
-pub fn run(
-    suite: &Suite,
-    root: &Path,
-    providers: &[String],
-    only: &[String],
-    jobs: usize,
-) -> Vec<Verdict> {
+/// The selected cases × providers, at most 3 at a time.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    let (suite, root, jobs) = (&ctx.suite, &ctx.root, ctx.jobs.min(3));
     let mut queue = Vec::new();
-    for case in CASES
-        .iter()
-        .filter(|c| only.is_empty() || only.iter().any(|o| o == c.name))
-    {
-        for provider in PROVIDERS {
-            if providers.is_empty() || providers.iter().any(|p| p == provider) {
-                queue.push((*case, provider));
-            }
+    for case in CASES.iter().filter(|c| ctx.scenarios.contains(&c.name)) {
+        for &provider in &ctx.providers {
+            queue.push((*case, provider));
         }
     }
     say(&format!("delivery: {} cases", queue.len()));
@@ -607,10 +591,9 @@ pub fn run(
                     ));
                     if let Ok(mut all) = verdicts.lock() {
                         all.push(Verdict {
-                            case: case.name,
-                            provider,
                             seconds,
                             failures,
+                            ..Verdict::new(case.name, provider)
                         });
                     }
                 }
@@ -620,68 +603,8 @@ pub fn run(
     for w in workers {
         let _ = w.join();
     }
-    Arc::try_unwrap(verdicts)
+    Ok(Arc::try_unwrap(verdicts)
         .ok()
         .and_then(|m| m.into_inner().ok())
-        .unwrap_or_default()
-}
-
-/// `cargo xtask e2e`: the other groups (`inner`) and this one. `-s <case>` with a delivery
-/// case name selects within this group; with no `-s`, all run.
-pub fn run_all(
-    args: &super::E2eArgs,
-    inner: fn(&super::E2eArgs) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let names = names();
-    let (mine, rest): (Vec<String>, Vec<String>) = args
-        .scenario
-        .iter()
-        .cloned()
-        .partition(|s| names.contains(&s.as_str()));
-    let others = if args.scenario.is_empty() || !rest.is_empty() {
-        inner(&super::E2eArgs {
-            record: args.record,
-            provider: args.provider.clone(),
-            scenario: rest,
-            group: args.group.clone(),
-            jobs: args.jobs,
-        })
-    } else {
-        Ok(())
-    };
-    if !args.scenario.is_empty() && mine.is_empty() {
-        return others;
-    }
-    let root = crate::workspace_root();
-    let suite = super::setup(&root, false, "work-delivery", false)?;
-    let started = Instant::now();
-    let verdicts = run(&suite, &root, &args.provider, &mine, args.jobs.min(3));
-    let failed = verdicts.iter().filter(|v| !v.failures.is_empty()).count();
-    let mut table = String::from("\ndelivery case       provider  result  seconds\n");
-    for v in &verdicts {
-        table.push_str(&format!(
-            "{:<19} {:<9} {:<7} {:.1}\n",
-            v.case,
-            v.provider,
-            if v.failures.is_empty() { "ok" } else { "FAIL" },
-            v.seconds
-        ));
-    }
-    table.push_str(&format!(
-        "delivery e2e: {} passed, {failed} failed, {:.1}s\n",
-        verdicts.len() - failed,
-        started.elapsed().as_secs_f64()
-    ));
-    for v in verdicts.iter().filter(|v| !v.failures.is_empty()) {
-        for f in &v.failures {
-            table.push_str(&format!("FAIL delivery {} × {}: {f}\n", v.case, v.provider));
-        }
-    }
-    let _ = std::io::stdout().lock().write_all(table.as_bytes());
-    others?;
-    if failed == 0 {
-        Ok(())
-    } else {
-        bail!("{failed} delivery e2e case(s) failed (see above)")
-    }
+        .unwrap_or_default())
 }

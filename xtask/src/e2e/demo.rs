@@ -8,22 +8,24 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::case_run::{Suite, isolate_env, run_with_watchdog};
-use super::{PROVIDERS, say};
+use super::case_run::{isolate_env, run_with_watchdog};
+use super::summary::Verdict;
+use super::{Ctx, PROVIDERS, say};
 
 /// Three providers one after the other, each a task of two agent runs and validations.
 const LIMIT: Duration = Duration::from_secs(600);
 
-/// Runs the demo for the selected providers (all three in one demo when none is chosen);
-/// returns the failures, one line each.
-pub fn run(suite: &Suite, providers: &[&'static str]) -> anyhow::Result<Vec<String>> {
+/// Runs the demo for the selected providers (all three in one demo when none is left out);
+/// a verdict per provider: its row of the table, and what the whole demo run must show.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    let (suite, providers) = (&ctx.suite, &ctx.providers);
     let all = providers.len() == PROVIDERS.len();
-    let runs: Vec<Option<&str>> = if all {
+    let runs: Vec<Option<&'static str>> = if all {
         vec![None]
     } else {
         providers.iter().map(|p| Some(*p)).collect()
     };
-    let mut failures = Vec::new();
+    let mut verdicts = Vec::new();
     for only in runs {
         let started = Instant::now();
         let cache = suite.work.join("demo").join(only.unwrap_or("all"));
@@ -45,33 +47,40 @@ pub fn run(suite: &Suite, providers: &[&'static str]) -> anyhow::Result<Vec<Stri
         if output.status.code() != Some(0) {
             f.push(format!("exit {:?}", output.status.code()));
         }
-        let expected: Vec<&str> = only.map_or(PROVIDERS.to_vec(), |p| vec![p]);
-        for provider in &expected {
-            check_row(&stdout, provider, &mut f);
-        }
         if !stderr.contains("correction") {
             f.push("no `correction` stage in the progress (stderr)".into());
         }
         check_clean(&cache, &mut f);
         let seconds = started.elapsed().as_secs_f64();
+        let expected: Vec<&'static str> = only.map_or(PROVIDERS.to_vec(), |p| vec![p]);
+        let mut failed = !f.is_empty();
+        for provider in expected {
+            let mut row = f.clone();
+            check_row(&stdout, provider, &mut row);
+            failed |= row.len() > f.len();
+            if !row.is_empty() {
+                row = vec![format!(
+                    "{}\n--- stdout\n{stdout}\n--- stderr (tail)\n{}",
+                    row.join("; "),
+                    tail(&stderr)
+                )];
+            }
+            verdicts.push(Verdict {
+                seconds,
+                failures: row,
+                ..Verdict::new("demo", provider)
+            });
+        }
         say(&format!(
             "demo {:<7} {} ({seconds:.1}s)",
             only.unwrap_or("all"),
-            if f.is_empty() { "ok" } else { "FAILED" }
+            if failed { "FAILED" } else { "ok" }
         ));
         for line in stdout.lines().skip_while(|l| !l.starts_with("provider")) {
             say(&format!("  {line}"));
         }
-        if !f.is_empty() {
-            failures.push(format!(
-                "demo {}: {}\n--- stdout\n{stdout}\n--- stderr (tail)\n{}",
-                only.unwrap_or("all"),
-                f.join("; "),
-                tail(&stderr)
-            ));
-        }
     }
-    Ok(failures)
+    Ok(verdicts)
 }
 
 /// `claude  committed  2  yes  1/10  $0.0123  14.2  forge/<id> @ <commit>`.

@@ -20,7 +20,8 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::cases::{Ending, Expect};
-use super::{E2eArgs, PROVIDERS, ServerProcess, Suite, prepare, run_forge, say};
+use super::summary::Verdict;
+use super::{Ctx, ServerProcess, Suite, prepare, run_forge, say};
 use crate::workspace_root;
 
 /// How one case is run and what its result must show.
@@ -136,9 +137,9 @@ const CASES: &[Case] = &[
     },
 ];
 
-/// Whether `name` is one of this group's cases (for `-s`).
-pub fn owns(name: &str) -> bool {
-    name == "mcp" || CASES.iter().any(|c| c.name == name)
+/// The group's cases (for `-s`).
+pub fn names() -> Vec<&'static str> {
+    CASES.iter().map(|c| c.name).collect()
 }
 
 /// The configured command tool of the `mcp_command_tool` case.
@@ -152,28 +153,21 @@ timeout_ms = 10000
 
 const RUN_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// Runs the group's selected cases × providers; prints a table and the closing count.
+/// Runs the group's selected cases × providers, the providers of a case side by side.
 ///
 /// # Errors
-/// When a case fails or the example cannot be built.
-pub fn run(suite: &Suite, args: &E2eArgs) -> anyhow::Result<()> {
+/// When the example cannot be built or a fake model cannot start.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
     let selected: Vec<&Case> = CASES
         .iter()
-        .filter(|c| {
-            args.scenario.is_empty() || args.scenario.iter().any(|s| s == "mcp" || s == c.name)
-        })
+        .filter(|c| ctx.scenarios.contains(&c.name))
         .collect();
     if selected.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
+    let (suite, providers) = (&ctx.suite, &ctx.providers);
     let example = build_example()?;
-    let providers: Vec<&'static str> = PROVIDERS
-        .into_iter()
-        .filter(|p| args.provider.is_empty() || args.provider.iter().any(|a| a == p))
-        .collect();
-    let started = Instant::now();
-    let mut failures = Vec::new();
-    let mut passed = 0;
+    let mut verdicts = Vec::new();
     for case in &selected {
         // One server per case: each provider's conversation gets the whole script.
         let scenario = suite.work.join(format!("{}.toml", case.name));
@@ -198,46 +192,31 @@ pub fn run(suite: &Suite, args: &E2eArgs) -> anyhow::Result<()> {
             .collect();
         for job in jobs {
             let Ok((provider, outcome)) = job.join() else {
-                failures.push(format!("{}: a case thread panicked", case.name));
+                verdicts.push(Verdict {
+                    failures: vec!["a case thread panicked".into()],
+                    ..Verdict::new(case.name, "-")
+                });
                 continue;
             };
+            let mut verdict = Verdict::new(case.name, provider);
             match outcome {
-                Ok((seconds, problems)) if problems.is_empty() => {
-                    passed += 1;
-                    say(&format!(
-                        "{:<20} {provider:<7} ok ({seconds:.1}s)",
-                        case.name
-                    ));
-                }
                 Ok((seconds, problems)) => {
-                    say(&format!(
-                        "{:<20} {provider:<7} FAILED ({seconds:.1}s)",
-                        case.name
-                    ));
-                    for p in problems {
-                        failures.push(format!("{} × {provider}: {p}", case.name));
-                    }
+                    verdict.seconds = seconds;
+                    verdict.failures = problems;
                 }
-                Err(e) => failures.push(format!("{} × {provider}: {e:#}", case.name)),
+                Err(e) => verdict.failures.push(format!("{e:#}")),
             }
+            say(&format!(
+                "{:<20} {provider:<7} {} ({:.1}s)",
+                case.name,
+                if verdict.passed() { "ok" } else { "FAILED" },
+                verdict.seconds
+            ));
+            verdicts.push(verdict);
         }
         drop(server);
     }
-    let failed_cases = selected.len() * providers.len() - passed;
-    let mut out = format!(
-        "\nmcp tools: {:.1}s in all\ne2e mcp: {passed} passed, {failed_cases} failed\n",
-        started.elapsed().as_secs_f64()
-    );
-    for f in &failures {
-        out.push_str(&format!("FAIL {f}\n"));
-    }
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        bail!("{failed_cases} mcp e2e case(s) failed (see above)")
-    }
+    Ok(verdicts)
 }
 
 fn scenario_toml(case: &Case) -> String {

@@ -14,8 +14,9 @@ use anyhow::Context;
 
 use super::case_run::{Suite, isolate_env, prepare};
 use super::cases;
-use super::say;
 use super::server::ServerProcess;
+use super::summary::Verdict;
+use super::{Ctx, say};
 
 const SCENARIO: &str = "rate_limit_reset";
 /// The CLIs whose rate-limit report carries its reset time through to forge (see above).
@@ -45,26 +46,33 @@ fn scenario(times: u32) -> String {
     )
 }
 
-/// Runs the case for each selected provider; returns the failures, one line each.
-pub fn run(suite: &Suite, providers: &[String]) -> anyhow::Result<Vec<String>> {
-    let mut failures = Vec::new();
+/// Its own scenario's name (`-s rate_limit_reset` selects it).
+pub fn scenarios() -> Vec<&'static str> {
+    vec![SCENARIO]
+}
+
+/// The case for each selected provider it covers.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    let mut verdicts = Vec::new();
     for provider in COVERED {
-        if !providers.is_empty() && !providers.iter().any(|p| p == provider) {
+        if !ctx.providers.contains(&provider) {
             continue;
         }
-        let verdict = run_one(suite, provider);
+        let started = std::time::Instant::now();
+        let outcome = run_one(&ctx.suite, provider);
         say(&format!(
             "{SCENARIO:<24} {provider:<7} {}",
-            match &verdict {
+            match &outcome {
                 Ok(()) => "ok".to_owned(),
                 Err(e) => format!("FAILED: {e:#}"),
             }
         ));
-        if let Err(e) = verdict {
-            failures.push(format!("{SCENARIO} {provider}: {e:#}"));
-        }
+        verdicts.push(Verdict {
+            seconds: started.elapsed().as_secs_f64(),
+            ..Verdict::of(SCENARIO, provider, outcome)
+        });
     }
-    Ok(failures)
+    Ok(verdicts)
 }
 
 fn run_one(suite: &Suite, provider: &'static str) -> anyhow::Result<()> {

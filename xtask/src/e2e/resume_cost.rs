@@ -22,7 +22,8 @@ use serde_json::Value;
 
 use super::case_run::{CaseDir, Run, Suite, prepare, run_forge};
 use super::cases::{self, Expect};
-use super::{Outcome, ServerProcess, say};
+use super::summary::Verdict;
+use super::{Ctx, ServerProcess, say};
 
 const SCENARIO: &str = "resume";
 const TIMEOUT: Duration = Duration::from_secs(90);
@@ -34,13 +35,15 @@ enum Start {
     Cli,
 }
 
-/// Every case of the group for `providers` (all when empty), run side by side.
-pub(super) fn run(suite: &Suite, providers: &[String]) -> Vec<Outcome> {
+/// The fake-model scenario it drives (`-s resume` selects it).
+pub fn scenarios() -> Vec<&'static str> {
+    vec![SCENARIO]
+}
+
+/// Every case of the group for the selected providers, run side by side.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
     let mut cases = Vec::new();
-    for provider in cases::PROVIDERS {
-        if !providers.is_empty() && !providers.iter().any(|p| p == provider) {
-            continue;
-        }
+    for &provider in &ctx.providers {
         cases.push((provider, Start::Forge));
         if provider != "gemini" {
             cases.push((provider, Start::Cli));
@@ -49,33 +52,30 @@ pub(super) fn run(suite: &Suite, providers: &[String]) -> Vec<Outcome> {
     let threads: Vec<_> = cases
         .into_iter()
         .map(|(provider, start)| {
-            let suite = suite.clone();
+            let suite = ctx.suite.clone();
             std::thread::spawn(move || {
                 let started = std::time::Instant::now();
                 let failures = match run_case(&suite, provider, start) {
                     Ok(failures) => failures,
                     Err(e) => vec![format!("{e:#}")],
                 };
-                let scenario = match start {
+                let case = match start {
                     Start::Forge => "resume_cost",
                     Start::Cli => "resume_cost_cli_session",
                 };
                 say(&format!(
-                    "{scenario:<24} {provider:<7} {}",
+                    "{case:<24} {provider:<7} {}",
                     if failures.is_empty() { "ok" } else { "FAILED" }
                 ));
-                Outcome {
-                    scenario,
-                    provider,
-                    status: if failures.is_empty() { "ok" } else { "failed" }.into(),
+                Verdict {
                     seconds: started.elapsed().as_secs_f64(),
                     failures,
-                    recorded: None,
+                    ..Verdict::new(case, provider)
                 }
             })
         })
         .collect();
-    threads.into_iter().filter_map(|t| t.join().ok()).collect()
+    Ok(threads.into_iter().filter_map(|t| t.join().ok()).collect())
 }
 
 fn run_case(suite: &Suite, provider: &'static str, start: Start) -> anyhow::Result<Vec<String>> {
@@ -84,7 +84,7 @@ fn run_case(suite: &Suite, provider: &'static str, start: Start) -> anyhow::Resu
         Start::Cli => "cli",
     };
     let suite = Suite {
-        work: suite.work.join("resume_cost").join(kind),
+        work: suite.work.join(kind),
         capture: false,
         ..suite.clone()
     };

@@ -27,7 +27,8 @@ use serde_json::Value;
 
 use super::case_run::{Suite, isolate_env};
 use super::server::ServerProcess;
-use super::{PROVIDERS, say};
+use super::summary::Verdict;
+use super::{Ctx, say};
 
 /// Per task run: the fake model answers at once, so this is mostly the CLIs' start-up.
 const TASK_TIMEOUT_SECS: u64 = 150;
@@ -113,16 +114,6 @@ pub fn names() -> Vec<&'static str> {
     CASES.iter().map(|c| c.name).collect()
 }
 
-/// One case's verdict.
-#[derive(Debug)]
-pub struct TaskVerdict {
-    pub case: &'static str,
-    pub provider: &'static str,
-    pub status: String,
-    pub seconds: f64,
-    pub failures: Vec<String>,
-}
-
 /// What `fake-model serve --scenario` takes: a built-in name (`task_fix_cycle` ships in the
 /// binary, for `demo`), else this group's own file.
 fn scenario_file(root: &Path, name: &str) -> PathBuf {
@@ -133,25 +124,13 @@ fn scenario_file(root: &Path, name: &str) -> PathBuf {
         .join(format!("{name}.toml"))
 }
 
-/// Runs the selected cases × providers, `jobs` at a time.
-pub fn run(
-    suite: &Suite,
-    root: &Path,
-    providers: &[String],
-    only: &[String],
-    jobs: usize,
-) -> anyhow::Result<Vec<TaskVerdict>> {
-    let cases: Vec<TaskCase> = CASES
-        .iter()
-        .copied()
-        .filter(|c| only.is_empty() || only.iter().any(|o| o == c.name))
-        .collect();
+/// Runs the selected cases × providers, at most 3 at a time.
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    let (suite, root, jobs) = (&ctx.suite, &ctx.root, ctx.jobs.min(3));
     let mut queue = Vec::new();
-    for case in &cases {
-        for provider in PROVIDERS {
-            if providers.is_empty() || providers.iter().any(|p| p == provider) {
-                queue.push((*case, provider));
-            }
+    for case in CASES.iter().filter(|c| ctx.scenarios.contains(&c.name)) {
+        for &provider in &ctx.providers {
+            queue.push((*case, provider));
         }
     }
     say(&format!("task: {} cases", queue.len()));
@@ -170,12 +149,9 @@ pub fn run(
                     let next = queue.lock().ok().and_then(|mut q| q.pop());
                     let Some((case, provider)) = next else { return };
                     let started = Instant::now();
-                    let mut verdict = TaskVerdict {
-                        case: case.name,
-                        provider,
+                    let mut verdict = Verdict {
                         status: "-".into(),
-                        seconds: 0.0,
-                        failures: Vec::new(),
+                        ..Verdict::new(case.name, provider)
                     };
                     if let Err(e) = run_case(&suite, &root, case, provider, &mut verdict) {
                         verdict.failures.push(format!("{e:#}"));
@@ -215,7 +191,7 @@ fn run_case(
     root: &Path,
     case: TaskCase,
     provider: &'static str,
-    verdict: &mut TaskVerdict,
+    verdict: &mut Verdict,
 ) -> anyhow::Result<()> {
     let dir = suite.work.join("task").join(case.name).join(provider);
     if dir.exists() {
@@ -675,67 +651,4 @@ fn tail(text: &str) -> String {
         start += 1;
     }
     text[start..].to_owned()
-}
-
-/// `cargo xtask e2e`: the scenario cases (`run_cases`) and this group. `-s <case>` with a
-/// task case name selects within this group; with no `-s`, both run.
-pub fn run_all(
-    args: &super::E2eArgs,
-    run_cases: fn(&super::E2eArgs) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let names = names();
-    let (tasks, rest): (Vec<String>, Vec<String>) = args
-        .scenario
-        .iter()
-        .cloned()
-        .partition(|s| names.contains(&s.as_str()));
-    let regular = if args.scenario.is_empty() || !rest.is_empty() {
-        run_cases(&super::E2eArgs {
-            record: args.record,
-            provider: args.provider.clone(),
-            scenario: rest,
-            group: args.group.clone(),
-            jobs: args.jobs,
-        })
-    } else {
-        Ok(())
-    };
-    if !args.scenario.is_empty() && tasks.is_empty() {
-        return regular;
-    }
-    let root = crate::workspace_root();
-    let suite = super::setup(&root, false, "work-task", false)?;
-    let started = Instant::now();
-    let verdicts = run(&suite, &root, &args.provider, &tasks, args.jobs.min(3))?;
-    let failed: Vec<&TaskVerdict> = verdicts.iter().filter(|v| !v.failures.is_empty()).collect();
-    let mut table = String::from("\ntask case        provider  stop reason      result  seconds\n");
-    for v in &verdicts {
-        table.push_str(&format!(
-            "{:<16} {:<9} {:<16} {:<7} {:.1}\n",
-            v.case,
-            v.provider,
-            v.status,
-            if v.failures.is_empty() { "ok" } else { "FAIL" },
-            v.seconds
-        ));
-    }
-    table.push_str(&format!(
-        "task e2e: {} passed, {} failed, {:.1}s\n",
-        verdicts.len() - failed.len(),
-        failed.len(),
-        started.elapsed().as_secs_f64()
-    ));
-    for v in &failed {
-        for f in &v.failures {
-            table.push_str(&format!("FAIL task {} × {}: {f}\n", v.case, v.provider));
-        }
-    }
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(table.as_bytes());
-    regular?;
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        bail!("{} task e2e case(s) failed (see above)", failed.len())
-    }
 }

@@ -2,7 +2,7 @@
 //! (Debian's `chromium` + `chromium-driver`, installed when missing), driven through
 //! WebDriver with fantoccini, against the real claude and the fake model's slow scenario:
 //! send a message and see text stream in before the run ends, cancel a slow run, reload
-//! mid-run and see the stream resume. Screenshots go to `target/e2e/web/`.
+//! mid-run and see the stream resume. Screenshots go to `target/e2e/work/web/`.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -14,7 +14,8 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
 use super::api::{SLOW_SCENARIO, Serve, workspaces};
-use super::{ServerProcess, Suite, say};
+use super::summary::Verdict;
+use super::{Ctx, ServerProcess, Suite, say};
 
 const PROVIDER: &str = "claude";
 
@@ -108,12 +109,24 @@ async fn browser(driver: &Driver) -> anyhow::Result<Client> {
         .await?)
 }
 
-pub fn run(suite: &Suite) -> anyhow::Result<()> {
+/// The flows, one verdict (the page is driven with claude only; none when `-p` leaves it out).
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    if !ctx.providers.contains(&PROVIDER) {
+        return Ok(Vec::new());
+    }
+    let started = Instant::now();
+    let outcome = flows_in_browser(&ctx.suite);
+    Ok(vec![Verdict {
+        seconds: started.elapsed().as_secs_f64(),
+        ..Verdict::of("page", PROVIDER, outcome)
+    }])
+}
+
+fn flows_in_browser(suite: &Suite) -> anyhow::Result<()> {
     ensure_browser()?;
     let dir = suite.work.join("web");
     std::fs::create_dir_all(&dir)?;
-    let artifacts = suite.work.parent().unwrap_or(&suite.work).join("web");
-    std::fs::create_dir_all(&artifacts)?;
+    let artifacts = suite.work.clone();
     let scenario = dir.join("slow_stream.toml");
     std::fs::write(&scenario, SLOW_SCENARIO)?;
     let model = ServerProcess::start(
