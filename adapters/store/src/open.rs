@@ -1,10 +1,10 @@
 //! Opening the database file: directory, pragmas, migrations.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use forge_domain::ForgeError;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::error::store_error;
 use crate::migrate::migrate;
@@ -27,9 +27,7 @@ pub(crate) fn open(path: &Path, busy: Duration, now_ms: u64) -> Result<Connectio
     // WAL: readers do not block the writer nor it them; NORMAL sync is durable across a
     // process kill (the case forge cares about), only an OS crash may lose the last commit.
     // A corrupt file fails here, on its first read, with SQLITE_NOTADB.
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-        .map_err(|e| fail("switching to WAL", e))?;
+    let mode = switch_to_wal(&conn, busy).map_err(|e| fail("switching to WAL", e))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(ForgeError::Io {
             context: "task store: switching to WAL".to_owned(),
@@ -40,4 +38,22 @@ pub(crate) fn open(path: &Path, busy: Duration, now_ms: u64) -> Result<Connectio
         .map_err(|e| fail("setting pragmas", e))?;
     migrate(&mut conn, path, now_ms)?;
     Ok(conn)
+}
+
+/// `PRAGMA journal_mode = WAL`, retried while another connection holds the file: SQLite
+/// answers BUSY at once here, without its busy handler (two processes opening a new file
+/// together both try to switch it).
+fn switch_to_wal(conn: &Connection, busy: Duration) -> Result<String, rusqlite::Error> {
+    let deadline = Instant::now() + busy;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)) {
+            Err(e)
+                if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            done => return done,
+        }
+    }
 }
