@@ -15,11 +15,13 @@ pub const GLOBAL_CONVERSATION: &str = "global";
 /// What to do with a turn request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    /// Answer with HTTP `status` (turn `index` stays pending).
+    /// Answer with HTTP `status`, or a failed stream when `in_stream` (turn `index` stays
+    /// pending).
     Fail {
         index: usize,
         status: u16,
         message: Option<String>,
+        in_stream: bool,
     },
     /// Stream turn `index` but drop the connection after `after` events (turn stays pending).
     Cut { index: usize, after: usize },
@@ -119,6 +121,7 @@ impl TurnBook {
                     index,
                     status: fail.status,
                     message: fail.message.clone(),
+                    in_stream: fail.in_stream,
                 };
             }
         }

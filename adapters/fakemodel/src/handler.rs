@@ -251,9 +251,16 @@ fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequ
             index,
             status,
             message,
+            in_stream,
         } => {
             entry.turn = Some(index);
             entry.outcome = format!("failed {status}");
+            if in_stream && request.vendor == Vendor::OpenAi {
+                let message = message.unwrap_or_else(|| default_error_message(status));
+                let events =
+                    openai::render_failed_stream(&request.model, status, &message, &state.ids);
+                return sse_response(events, Delivery::default());
+            }
             error_response(request.vendor, status, message.as_deref())
         }
         Decision::Cut { index, after } => {
@@ -362,6 +369,10 @@ fn render(
         Vendor::OpenAi => openai::render_stream(plan, &state.ids),
         Vendor::Gemini => gemini::render_stream(plan, &state.ids),
     };
+    sse_response(events, delivery)
+}
+
+fn sse_response(events: Vec<String>, delivery: Delivery) -> Response {
     let mut response = Response::new(sse::body(events, delivery));
     let headers = response.headers_mut();
     headers.insert(
@@ -389,11 +400,7 @@ fn final_openai_response(plan: &ReplyPlan, ids: &IdGen) -> Value {
 
 /// An injected HTTP failure in the vendor's error shape, retryable at once.
 pub fn error_response(vendor: Vendor, status: u16, message: Option<&str>) -> Response {
-    let default = match status {
-        429 => "fake model: rate limited, please try again in 0s".to_owned(),
-        500 => "fake model: internal server error".to_owned(),
-        other => format!("fake model: injected error {other}"),
-    };
+    let default = default_error_message(status);
     let message = message.unwrap_or(&default);
     let body = match vendor {
         Vendor::Anthropic => anthropic::error_body(status, message),
@@ -408,6 +415,14 @@ pub fn error_response(vendor: Vendor, status: u16, message: Option<&str>) -> Res
     headers.insert("x-request-id", HeaderValue::from_static("req_fake_error"));
     headers.insert("request-id", HeaderValue::from_static("req_fake_error"));
     response
+}
+
+fn default_error_message(status: u16) -> String {
+    match status {
+        429 => "fake model: rate limited, please try again in 0s".to_owned(),
+        500 => "fake model: internal server error".to_owned(),
+        other => format!("fake model: injected error {other}"),
+    }
 }
 
 fn side_call(entry: &mut LoggedRequest, reason: &str, response: Response) -> Response {

@@ -192,6 +192,31 @@ fn push_call(
     item
 }
 
+/// A stream that fails as the Responses API reports a mid-stream failure: `response.created`,
+/// then `response.failed` whose `response.error` carries the code `status` stands for (429:
+/// `rate_limit_exceeded`) and `message`.
+pub fn render_failed_stream(model: &str, status: u16, message: &str, ids: &IdGen) -> Vec<String> {
+    let response_id = ids.next("resp_");
+    let code = error_body(status, message)["error"]["code"].clone();
+    let shell = |state: &str, error: Value| {
+        json!({
+            "id": response_id, "object": "response", "created_at": 0, "status": state,
+            "model": model, "output": [], "usage": null,
+            "error": error, "incomplete_details": null
+        })
+    };
+    let mut events = Events { list: Vec::new() };
+    events.push(
+        "response.created",
+        json!({ "response": shell("in_progress", Value::Null) }),
+    );
+    events.push(
+        "response.failed",
+        json!({ "response": shell("failed", json!({"code": code, "message": message})) }),
+    );
+    events.list
+}
+
 fn response_shell(
     id: &str,
     plan: &ReplyPlan,

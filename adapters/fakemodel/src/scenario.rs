@@ -105,6 +105,15 @@ pub struct FailKnob {
     /// Error message (a vendor-appropriate default otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Fail inside a 200 stream instead of with the HTTP status: OpenAI Responses only (a
+    /// `response.failed` event whose error code follows `status`, as the real API reports a
+    /// rate limit mid-stream); the other vendors still get the HTTP error.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub in_stream: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// A repeat count, or `"always"`.

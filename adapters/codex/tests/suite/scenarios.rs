@@ -351,3 +351,57 @@ fn an_unreachable_model_server_is_retries_then_a_kill() {
     assert_eq!(d.pieces.reported_success, None);
     assert!(d.pieces.errors.is_empty());
 }
+
+/// Codex 0.169.0, captured against the fake model failing the Responses stream three times
+/// with `response.failed` / `rate_limit_exceeded` (`request_max_retries = 2`,
+/// `stream_max_retries = 2`): its retries honour the "try again in" delay, then the turn
+/// fails with the API's message, reset time included. (An HTTP 429 instead ends in
+/// "exceeded retry limit, last status: 429" without the body.)
+const RATE_LIMITED: [&str; 6] = [
+    r#"{"type":"thread.started","thread_id":"01a21292-a4af-76f2-887a-e39aba2539ff"}"#,
+    r#"{"type":"turn.started"}"#,
+    r#"{"type":"error","message":"Reconnecting... 1/2 (rate limit exceeded: Rate limit reached for gpt-5.5 in organization org-fake on tokens per min (TPM): Limit 30000, Used 30000, Requested 120. Please try again in 3s.)"}"#,
+    r#"{"type":"error","message":"Reconnecting... 2/2 (rate limit exceeded: Rate limit reached for gpt-5.5 in organization org-fake on tokens per min (TPM): Limit 30000, Used 30000, Requested 120. Please try again in 3s.)"}"#,
+    r#"{"type":"error","message":"rate limit exceeded: Rate limit reached for gpt-5.5 in organization org-fake on tokens per min (TPM): Limit 30000, Used 30000, Requested 120. Please try again in 3s."}"#,
+    r#"{"type":"turn.failed","error":{"message":"rate limit exceeded: Rate limit reached for gpt-5.5 in organization org-fake on tokens per min (TPM): Limit 30000, Used 30000, Requested 120. Please try again in 3s."}}"#,
+];
+
+#[test]
+fn a_rate_limit_that_outlasts_the_retries_fails_with_its_reset_time() {
+    use forge_domain::rate_limit::rate_limit_of;
+    use forge_domain::{ExecutionResult, ExecutionStatus, ProviderId};
+
+    let d = check(
+        "rate_limit_exceeded",
+        &RATE_LIMITED.join("\n"),
+        Some(1),
+        "Reading additional input from stdin...\n",
+    );
+    let retries: Vec<_> = d
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Retry {
+                attempt,
+                rate_limited,
+                ..
+            } => Some((*attempt, *rate_limited)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries, [(Some(1), true), (Some(2), true)]);
+    assert_eq!(d.pieces.reported_success, Some(false));
+
+    // What `on_rate_limit = "wait"` reads: the reset, 3 s from when the run ended.
+    const NOW: u64 = 1_800_000_000_000;
+    let mut result =
+        ExecutionResult::empty(ProviderId::new("codex").unwrap(), ExecutionStatus::Error);
+    result.errors = d.pieces.errors.clone();
+    let limit = rate_limit_of(&result, NOW).expect("a rate limit with its reset");
+    assert_eq!(limit.resets_at_ms, NOW + 3_000);
+    assert!(
+        limit.message.contains("Rate limit reached for gpt-5.5"),
+        "{}",
+        limit.message
+    );
+}

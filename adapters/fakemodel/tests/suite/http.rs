@@ -162,6 +162,42 @@ async fn rate_limit_once_then_success_for_every_vendor() {
     assert_eq!(outcomes(&server.request_log()), expected);
 }
 
+const RATE_LIMITED_IN_STREAM: &str = "name = \"r\"\n[[turns]]\ntext = \"after the limit\"\n\
+    fail = { status = 429, times = 2, in_stream = true, message = \"Rate limit reached. Please try again in 3s.\" }\n";
+
+#[tokio::test]
+async fn an_in_stream_rate_limit_is_a_failed_responses_stream_and_an_http_error_elsewhere() {
+    let server = start(RATE_LIMITED_IN_STREAM).await;
+
+    for _ in 0..2 {
+        let failed = codex(&server, "t1").await;
+        assert_eq!(failed.status, 200);
+        assert!(failed.headers.contains("text/event-stream"));
+        let last = failed
+            .body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .last()
+            .unwrap();
+        let event: Value = serde_json::from_str(last).unwrap();
+        assert_eq!(event["type"], "response.failed");
+        assert_eq!(event["response"]["status"], "failed");
+        assert_eq!(
+            event["response"]["error"],
+            json!({"code": "rate_limit_exceeded", "message": "Rate limit reached. Please try again in 3s."})
+        );
+        assert!(!failed.body.contains("response.completed"));
+    }
+    let served = codex(&server, "t1").await;
+    assert!(served.body.contains("after the limit") && served.body.contains("response.completed"));
+
+    // Only the Responses API has a failure event; Claude still gets the HTTP error.
+    assert_eq!(claude(&server, "s1").await.status, 429);
+
+    let expected = ["0:failed 429", "0:failed 429", "0:served", "0:failed 429"];
+    assert_eq!(outcomes(&server.request_log()), expected);
+}
+
 #[tokio::test]
 async fn server_error_always_never_serves() {
     let server = start(

@@ -60,7 +60,8 @@ cut_after_events = 2
         Some(FailKnob {
             status: 429,
             times: Times::Count(1),
-            message: None
+            message: None,
+            in_stream: false,
         })
     );
     assert!(matches!(
