@@ -1,18 +1,23 @@
-//! `--on-rate-limit wait` with a real CLI: the fake model answers 429 "try again in 3s"
-//! more times than the CLI retries, so the CLI gives up; forge waits for the reset, resumes
-//! the session, and the run succeeds with the wait recorded.
+//! `--on-rate-limit wait` with a real CLI: the fake model reports a rate limit that resets
+//! in 3 s more times than the CLI retries, so the CLI gives up; forge waits for the reset,
+//! resumes the same session, and the run succeeds with the wait recorded (in the result's
+//! `metadata.rate_limit_waits` and as a `rate_limit_wait` event in a bundle).
 //!
-//! Claude only for now. Codex reports an HTTP 429 as "exceeded retry limit, last status: 429"
-//! without the body, so the reset never reaches forge (the fake model would have to send
-//! `response.failed` with `rate_limit_exceeded` instead); Gemini retries ten times with its
-//! own backoff (≈ 4 min) before it gives up, too slow for this suite.
+//! Claude gets HTTP 429 "try again in 3s". Codex gets the limit the way the Responses API
+//! reports it mid-stream, `response.failed` with code `rate_limit_exceeded` and "Please try
+//! again in 3s." (fake model `fail.in_stream`): codex 0.169 honours that delay in its own
+//! retries, then ends with `turn.failed` "rate limit exceeded: <message>". An HTTP 429 would
+//! not do: codex maps it to "exceeded retry limit, last status: 429" and drops the body
+//! (openai/codex codex-rs/core/src/api_bridge.rs `map_api_error`), so no reset reaches forge.
+//! Gemini is not covered: it retries ten times with its own backoff (≈ 4 min) before it
+//! gives up, too slow for this suite.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
 
-use super::case_run::{Suite, isolate_env, prepare};
+use super::case_run::{Suite, isolate_env, prepare, run_dirs};
 use super::cases;
 use super::server::ServerProcess;
 use super::summary::Verdict;
@@ -20,29 +25,44 @@ use super::{Ctx, say};
 
 const SCENARIO: &str = "rate_limit_reset";
 /// The CLIs whose rate-limit report carries its reset time through to forge (see above).
-const COVERED: [&str; 1] = ["claude"];
+const COVERED: [&str; 2] = ["claude", "codex"];
 const ANSWER: &str = "Hello after waiting out a rate limit.";
 /// Long enough for the CLI's own retries, one wait and the resumed run.
 const TIMEOUT: Duration = Duration::from_secs(150);
 
-/// Failures before the turn is served: past the CLI's own retries (claude 2), so the CLI
-/// reports the limit and ends.
+/// Failures before the turn is served: one attempt plus the CLI's own retries (claude 2;
+/// codex 2, `stream_max_retries` in the e2e config), so the CLI reports the limit and ends,
+/// and the resumed session is served.
 fn failures(provider: &str) -> u32 {
     match provider {
         "gemini" => 10,
-        "codex" => 6,
         _ => 3,
     }
 }
 
-fn scenario(times: u32) -> String {
+/// The limit as each API words it: Claude's as an HTTP 429; codex's as the Responses API's
+/// mid-stream `response.failed` (its HTTP 429 body never reaches codex's caller).
+fn fail_knob(provider: &str) -> String {
+    let times = failures(provider);
+    match provider {
+        "codex" => format!(
+            "{{ status = 429, times = {times}, in_stream = true, message = \"Rate limit reached for gpt-5.5 in organization org-fake on tokens per min (TPM): Limit 30000, Used 30000, Requested 120. Please try again in 3s.\" }}"
+        ),
+        _ => format!(
+            "{{ status = 429, times = {times}, message = \"rate limit reached, please try again in 3s\" }}"
+        ),
+    }
+}
+
+fn scenario(provider: &str) -> String {
     format!(
         "name = \"{SCENARIO}\"\n\
-         description = \"HTTP 429 with a reset time, more often than the CLI retries, then an answer.\"\n\
+         description = \"A rate limit with a reset time, more often than the CLI retries, then an answer.\"\n\
          prompts = [\"Say hello.\"]\n\n\
          [[turns]]\n\
          text = \"{ANSWER}\"\n\
-         fail = {{ status = 429, times = {times}, message = \"rate limit reached, please try again in 3s\" }}\n"
+         fail = {}\n",
+        fail_knob(provider)
     )
 }
 
@@ -79,7 +99,7 @@ fn run_one(suite: &Suite, provider: &'static str) -> anyhow::Result<()> {
     let dir = suite.work.join(SCENARIO);
     std::fs::create_dir_all(&dir)?;
     let scenario_file = dir.join(format!("{provider}.toml"));
-    std::fs::write(&scenario_file, scenario(failures(provider)))?;
+    std::fs::write(&scenario_file, scenario(provider))?;
     // A server per provider: the failures are counted per server.
     let server = ServerProcess::start(
         &suite.forge,
@@ -126,6 +146,46 @@ fn run_one(suite: &Suite, provider: &'static str) -> anyhow::Result<()> {
         result["status"],
         result["errors"],
         result["metadata"]["notes"]
+    );
+    same_session_and_a_wait_event(&result, &case.workspace)
+}
+
+/// The run that hit the limit and the resumed one share the CLI's session, and a bundle holds
+/// the `rate_limit_wait` event.
+fn same_session_and_a_wait_event(
+    result: &serde_json::Value,
+    workspace: &std::path::Path,
+) -> anyhow::Result<()> {
+    let limited_run = result["metadata"]["rate_limit_waits"][0]["run_id"]
+        .as_str()
+        .context("the wait names the run that hit the limit")?;
+    let dirs = run_dirs(workspace);
+    let limited = dirs
+        .iter()
+        .find(|dir| dir.ends_with(limited_run))
+        .with_context(|| format!("no bundle for the limited run {limited_run}"))?;
+    let limited_result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(limited.join("result.json"))?)?;
+    let session = &result["metadata"]["session_id"];
+    anyhow::ensure!(
+        session.is_string() && limited_result["metadata"]["session_id"] == *session,
+        "the resumed run's session {session} is not the limited run's {}",
+        limited_result["metadata"]["session_id"]
+    );
+    let wait_events = dirs
+        .iter()
+        .map(|dir| {
+            std::fs::read_to_string(dir.join("events.jsonl"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|line| line.contains("\"rate_limit_wait\""))
+                .count()
+        })
+        .sum::<usize>();
+    anyhow::ensure!(
+        wait_events >= 1,
+        "no rate_limit_wait event in the {} bundles",
+        dirs.len()
     );
     Ok(())
 }
