@@ -260,6 +260,18 @@ pub(crate) async fn execute_inner(
         sink,
         artifact_error: None,
     };
+    // A run resumed after a rate-limit wait opens its bundle with that wait (the live stream
+    // and the log had the event when the wait began; the limited run's bundle was closed).
+    if let Some(wait) = plan.rate_limit_waits.last() {
+        let event = AgentEvent::RateLimitWait {
+            resets_at_ms: wait.resets_at_ms,
+            wait_ms: wait.waited_ms,
+            message: wait.message.clone(),
+        };
+        if let Err(e) = delivery.bundle.append_events(&[event]).await {
+            delivery.artifact_error.get_or_insert(e);
+        }
+    }
 
     // The run's tool server: up before the CLI starts, stopped after it ends (dropping it on
     // an early return stops it too).

@@ -67,9 +67,24 @@ async fn wait_resumes_the_session_after_the_reset_and_records_the_wait() {
         .filter(|e| matches!(e, AgentEvent::RateLimitWait { .. }))
         .collect();
     assert_eq!(waited.len(), 1, "one wait event on the stream");
-    // Both runs have a finished bundle; the resumed one records the wait.
+    // Both runs have a finished bundle; the resumed one opens with the wait.
     let stored = h.store.runs();
     assert_eq!(stored.len(), 2);
+    let waits_in = |run: &str| -> Vec<AgentEvent> {
+        let stored = stored.iter().find(|s| s.record.run_id.as_str() == run);
+        let events = stored.map(|s| s.events.clone()).unwrap_or_default();
+        events
+            .into_iter()
+            .filter(|e| matches!(e, AgentEvent::RateLimitWait { .. }))
+            .collect()
+    };
+    assert_eq!(waits_in("run-0001"), []);
+    let resumed = stored
+        .iter()
+        .find(|s| s.record.run_id.as_str() == "run-0002")
+        .unwrap();
+    assert_eq!(resumed.events.first(), waited.first().copied());
+    assert_eq!(waits_in("run-0002").len(), 1);
 }
 
 #[tokio::test]
