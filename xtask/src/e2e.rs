@@ -120,7 +120,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "rate_limit",
-        about: "`--on-rate-limit wait`: forge waits out a rate limit and resumes (claude, codex)",
+        about: "`--on-rate-limit wait`: forge waits out a rate limit and resumes the session",
         scenarios: rate_limit::scenarios,
         run: rate_limit::run,
     },

@@ -26,6 +26,8 @@ pub struct DecoderConfig {
     /// The model the run asked for (`-m`), if any.
     pub requested_model: Option<String>,
     pub pricing: PricingTable,
+    /// The run resumes a session (`--resume`), which then has content whatever this run does.
+    pub resuming: bool,
 }
 
 /// Decoder of one gemini run.

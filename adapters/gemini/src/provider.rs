@@ -45,6 +45,7 @@ impl GeminiProvider {
                 .clone()
                 .or_else(|| self.settings.model.clone()),
             pricing: self.settings.pricing.clone(),
+            resuming: request.resume_session_id.is_some(),
         })
     }
 }

@@ -83,12 +83,25 @@ pub(crate) fn finish(dec: &mut GeminiDecoder, exit: Option<&ProcessExit>) -> Res
         .or_else(|| dec.acc.model.clone().filter(|m| m != "auto"))
         .or_else(|| main_model(models).map(str::to_owned))
         .or_else(|| dec.acc.model.clone());
-    let session_id = dec.acc.session_id.clone().or_else(|| {
+    let mut session_id = dec.acc.session_id.clone().or_else(|| {
         stderr_json
             .as_ref()
             .and_then(|e| e.session_id.as_deref())
             .and_then(|id| SessionId::new(id).ok())
     });
+    // Gemini takes a prompt the API refused back out of its chat record, so a new session
+    // whose only prompt failed has nothing to resume (`--resume` then exits 42 "No previous
+    // sessions found for this project", 0.61): report none, so a retry starts over.
+    let nothing_to_resume = reported_error.is_some()
+        && !dec.config.resuming
+        && content.is_empty()
+        && dec.acc.tool_calls.is_empty();
+    if nothing_to_resume && session_id.take().is_some() {
+        notes.push(
+            "no session: gemini keeps none whose only prompt failed, so there is nothing to resume"
+                .to_owned(),
+        );
+    }
 
     ResultPieces {
         reported_success: report.map(|r| r.success),

@@ -9,15 +9,19 @@
 //! retries, then ends with `turn.failed` "rate limit exceeded: <message>". An HTTP 429 would
 //! not do: codex maps it to "exceeded retry limit, last status: 429" and drops the body
 //! (openai/codex codex-rs/core/src/api_bridge.rs `map_api_error`), so no reset reaches forge.
-//! Gemini is not covered: it retries ten times with its own backoff (≈ 4 min) before it
-//! gives up, too slow for this suite.
+//! Gemini gets HTTP 429 too; its own retries (by default ten, with a backoff from 5 s to
+//! 30 s: ≈ 4 min) are bounded by the user's `general.maxAttempts = 2` setting, which the
+//! run's private home copies (`copy_user_auth`). It prints `[API Error: <message>]`, so the
+//! reset is the message's. Gemini takes the refused prompt back out of its chat record, so
+//! a new session whose only prompt failed has nothing to resume: the adapter reports no
+//! session and forge starts the request over (a session with content is resumed).
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
 
-use super::case_run::{Suite, isolate_env, prepare, run_dirs};
+use super::case_run::{CaseDir, Suite, isolate_env, prepare, run_dirs};
 use super::cases;
 use super::server::ServerProcess;
 use super::summary::Verdict;
@@ -25,7 +29,7 @@ use super::{Ctx, say};
 
 const SCENARIO: &str = "rate_limit_reset";
 /// The CLIs whose rate-limit report carries its reset time through to forge (see above).
-const COVERED: [&str; 2] = ["claude", "codex"];
+const COVERED: [&str; 3] = ["claude", "codex", "gemini"];
 const ANSWER: &str = "Hello after waiting out a rate limit.";
 /// Long enough for the CLI's own retries, one wait and the resumed run.
 const TIMEOUT: Duration = Duration::from_secs(150);
@@ -35,10 +39,14 @@ const TIMEOUT: Duration = Duration::from_secs(150);
 /// and the resumed session is served.
 fn failures(provider: &str) -> u32 {
     match provider {
-        "gemini" => 10,
+        "gemini" => GEMINI_MAX_ATTEMPTS,
         _ => 3,
     }
 }
+
+/// Gemini's attempts per request in this case (its default, 10 with a backoff from 5 s to
+/// 30 s, takes ≈ 4 min to give up).
+const GEMINI_MAX_ATTEMPTS: u32 = 2;
 
 /// The limit as each API words it: Claude's as an HTTP 429; codex's as the Responses API's
 /// mid-stream `response.failed` (its HTTP 429 body never reaches codex's caller).
@@ -111,7 +119,10 @@ fn run_one(suite: &Suite, provider: &'static str) -> anyhow::Result<()> {
         .next()
         .context("a case to borrow the shape of")?;
     expect.scenario = SCENARIO;
-    let case = prepare(suite, &expect, provider, &server.base_url)?;
+    let mut case = prepare(suite, &expect, provider, &server.base_url)?;
+    let user_home = (provider == "gemini")
+        .then(|| gemini_user_home(&mut case))
+        .transpose()?;
 
     let mut command = Command::new(&suite.forge);
     command
@@ -128,6 +139,9 @@ fn run_one(suite: &Suite, provider: &'static str) -> anyhow::Result<()> {
         .args(["--timeout", &TIMEOUT.as_secs().to_string(), "Say hello."])
         .stdin(Stdio::null());
     isolate_env(&mut command, suite);
+    if let Some(home) = &user_home {
+        command.env("HOME", home);
+    }
     command.envs(&case.offline.process_env);
     let output = command.output().context("running forge-code-agent")?;
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).with_context(|| {
@@ -150,8 +164,27 @@ fn run_one(suite: &Suite, provider: &'static str) -> anyhow::Result<()> {
     same_session_and_a_wait_event(&result, &case.workspace)
 }
 
-/// The run that hit the limit and the resumed one share the CLI's session, and a bundle holds
-/// the `rate_limit_wait` event.
+/// Gemini's own retries bounded by the user's `general.maxAttempts` (a gemini setting, at
+/// most 10), which the run's private home copies (`copy_user_auth`): a home of this case's
+/// own, since the suite's is shared.
+fn gemini_user_home(case: &mut CaseDir) -> anyhow::Result<std::path::PathBuf> {
+    let home = case.root.join("user-home");
+    std::fs::create_dir_all(home.join(".gemini"))?;
+    let settings = serde_json::json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"maxAttempts": GEMINI_MAX_ATTEMPTS},
+    });
+    std::fs::write(home.join(".gemini/settings.json"), settings.to_string())?;
+    case.offline.copy_user_auth = true;
+    std::fs::write(
+        case.workspace.join("forge.toml"),
+        case.offline.project_toml(),
+    )?;
+    Ok(home)
+}
+
+/// The run that hit the limit and the resumed one share the CLI's session (unless the CLI kept
+/// none to resume), and a bundle holds the `rate_limit_wait` event.
 fn same_session_and_a_wait_event(
     result: &serde_json::Value,
     workspace: &std::path::Path,
@@ -167,11 +200,20 @@ fn same_session_and_a_wait_event(
     let limited_result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(limited.join("result.json"))?)?;
     let session = &result["metadata"]["session_id"];
-    anyhow::ensure!(
-        session.is_string() && limited_result["metadata"]["session_id"] == *session,
-        "the resumed run's session {session} is not the limited run's {}",
-        limited_result["metadata"]["session_id"]
-    );
+    let limited_session = &limited_result["metadata"]["session_id"];
+    if limited_session.is_null() {
+        // Gemini keeps no session whose only prompt failed: the run started over.
+        let notes = limited_result["metadata"]["notes"].to_string();
+        anyhow::ensure!(
+            notes.contains("nothing to resume"),
+            "the limited run has no session and says not why: {notes}"
+        );
+    } else {
+        anyhow::ensure!(
+            session.is_string() && limited_session == session,
+            "the resumed run's session {session} is not the limited run's {limited_session}"
+        );
+    }
     let wait_events = dirs
         .iter()
         .map(|dir| {

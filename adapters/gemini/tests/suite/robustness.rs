@@ -255,3 +255,74 @@ fn the_fixed_prefix_fast_path_agrees_with_the_parser() {
         [ForgeError::Parsing { line: 1, .. }]
     ));
 }
+
+/// Gemini 0.61.0 against a model answering HTTP 429 (`general.maxAttempts = 2`): the API
+/// refused the session's only prompt, which gemini then took back out of its chat record.
+const LIMITED_FIRST_PROMPT: [&str; 3] = [
+    r#"{"type":"init","timestamp":"2026-11-25T12:06:16.459Z","session_id":"8403da84-52b2-4371-954a-a2af98aefc08","model":"auto"}"#,
+    r#"{"type":"message","timestamp":"2026-11-25T12:06:16.464Z","role":"user","content":"Say hello."}"#,
+    r#"{"type":"result","timestamp":"2026-11-25T12:06:23.021Z","status":"error","error":{"type":"unknown","message":"[API Error: rate limit reached, please try again in 3s]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method"},"stats":{"total_tokens":970,"input_tokens":953,"output_tokens":17,"cached":0,"input":953,"duration_ms":0,"tool_calls":0,"models":{"gemini-3.5-flash-lite":{"total_tokens":970,"input_tokens":953,"output_tokens":17,"cached":0,"input":953},"gemini-3.8-flash":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0}}}}"#,
+];
+
+/// A session is reported only when gemini keeps something to resume: not for a new session
+/// whose only prompt the API refused (`--resume` would exit 42, "No previous sessions found").
+#[test]
+fn a_new_session_whose_only_prompt_failed_is_not_reported() {
+    use forge_domain::SessionId;
+    use forge_ports::Provider;
+
+    let check = |stdout: &[&str], resuming: bool, expected: Option<&str>| {
+        let mut request = super::support::request("Say hello.", "<WORKDIR>");
+        if resuming {
+            request.resume_session_id =
+                Some(SessionId::new("8403da84-52b2-4371-954a-a2af98aefc08").unwrap());
+        }
+        let mut dec = super::support::provider().decoder(&request);
+        let mut events = Vec::new();
+        for (i, line) in stdout.iter().enumerate() {
+            dec.decode_line(i as u64 + 1, line, &mut events).unwrap();
+        }
+        let pieces = dec.finish(Some(&exit(173, "")));
+        let session = pieces
+            .metadata
+            .session_id
+            .as_ref()
+            .map(|s| s.as_str().to_owned());
+        assert_eq!(
+            session.as_deref(),
+            expected,
+            "{stdout:?} resuming {resuming}"
+        );
+        let noted = pieces
+            .metadata
+            .notes
+            .iter()
+            .any(|n| n.contains("nothing to resume"));
+        assert_eq!(noted, expected.is_none(), "{:?}", pieces.metadata.notes);
+    };
+    let id = Some("8403da84-52b2-4371-954a-a2af98aefc08");
+    check(&LIMITED_FIRST_PROMPT, false, None);
+    // Look-alikes that keep their session: a resumed one, one with an answer or a tool call
+    // before the failure, a successful one.
+    check(&LIMITED_FIRST_PROMPT, true, id);
+    let answered = [
+        LIMITED_FIRST_PROMPT[0],
+        LIMITED_FIRST_PROMPT[1],
+        r#"{"type":"message","role":"assistant","content":"Hel","delta":true}"#,
+        LIMITED_FIRST_PROMPT[2],
+    ];
+    check(&answered, false, id);
+    let tool = [
+        LIMITED_FIRST_PROMPT[0],
+        r#"{"type":"tool_use","tool_name":"write_file","tool_id":"w1","parameters":{"file_path":"out.txt","content":"hi\n"}}"#,
+        r#"{"type":"tool_result","tool_id":"w1","status":"success"}"#,
+        LIMITED_FIRST_PROMPT[2],
+    ];
+    check(&tool, false, id);
+    let success = [
+        LIMITED_FIRST_PROMPT[0],
+        r#"{"type":"message","role":"assistant","content":"Hello","delta":true}"#,
+        r#"{"type":"result","status":"success","stats":{"total_tokens":3,"input_tokens":2,"output_tokens":1,"cached":0,"input":2,"duration_ms":0,"tool_calls":0}}"#,
+    ];
+    check(&success, false, id);
+}
