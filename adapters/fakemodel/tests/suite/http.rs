@@ -177,7 +177,7 @@ async fn an_in_stream_rate_limit_is_a_failed_responses_stream_and_an_http_error_
             .body
             .lines()
             .filter_map(|l| l.strip_prefix("data: "))
-            .last()
+            .next_back()
             .unwrap();
         let event: Value = serde_json::from_str(last).unwrap();
         assert_eq!(event["type"], "response.failed");
