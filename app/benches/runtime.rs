@@ -15,10 +15,6 @@
     reason = "benchmark binary"
 )]
 
-/// The allocator `forge-code-agent` ships with (cli/src/main.rs): the bench measures what runs.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;

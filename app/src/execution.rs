@@ -98,13 +98,12 @@ impl LineState<'_> {
     fn take(&mut self, item: Result<Option<StdoutItem>, ForgeError>) -> bool {
         match item {
             Ok(Some(StdoutItem::Line { line_no, text })) => {
-                // The line is moved into the shared text the result keeps before it is
-                // decoded: a huge line then lives once beside its decoded text, not twice.
-                let text: Arc<str> = Arc::from(text);
                 // The decoder says whether the line was blank (kept nowhere) or one JSON
                 // document (kept without a second syntax pass). Its shape is unknown only after an error.
                 match self.decoder.decode_line(line_no, &text, self.batch) {
-                    Ok(shape) => self.raw_events.extend(shape.raw_line_shared(text)),
+                    // The line itself is moved into the result: a huge line lives once
+                    // beside its decoded text, never twice.
+                    Ok(shape) => self.raw_events.extend(shape.raw_line_owned(text)),
                     Err(e) => {
                         self.raw_events.push(RawJson::from_line(&text));
                         self.metrics.parse_error(self.provider);

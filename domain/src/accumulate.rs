@@ -4,6 +4,7 @@
 use crate::event::AgentEvent;
 use crate::ids::SessionId;
 use crate::raw::RawJson;
+use crate::shared_text::SharedText;
 use crate::tool::{ToolCall, ToolCallStatus};
 use crate::usage::Usage;
 
@@ -20,6 +21,11 @@ pub struct EventAccumulator {
     texts: String,
     /// Where the last block (or delta run) starts in `texts`, if there is one.
     last_block_start: Option<usize>,
+    /// The last block itself when it is a whole one and only the last is kept: shared with
+    /// its event, not copied (a huge answer is then held once).
+    last_block: Option<SharedText>,
+    /// A tool result came after `last_block`: no text follows the last tool.
+    tool_after_last_block: bool,
     /// Where the text after the last tool result starts in `texts`.
     after_tool_start: usize,
     pub changed_files: Vec<String>,
@@ -67,6 +73,16 @@ impl EventAccumulator {
                 }
             }
             AgentEvent::Text { text, delta } => {
+                if self.last_text_only && !*delta {
+                    self.texts.clear();
+                    self.after_tool_start = 0;
+                    self.last_block_start = None;
+                    self.last_block = Some(text.clone());
+                    self.tool_after_last_block = false;
+                    self.in_delta_run = false;
+                    return;
+                }
+                self.last_block = None;
                 if !(*delta && self.in_delta_run) {
                     if self.last_text_only {
                         // The buffer keeps its capacity: no allocation once it is warm.
@@ -110,6 +126,7 @@ impl EventAccumulator {
             } => {
                 self.in_delta_run = false;
                 self.after_tool_start = self.texts.len();
+                self.tool_after_last_block = true;
                 let status = if *is_error {
                     ToolCallStatus::Failed
                 } else {
@@ -171,6 +188,9 @@ impl EventAccumulator {
 
     /// The last complete text block (or delta run), if any.
     pub fn last_text(&self) -> Option<&str> {
+        if let Some(block) = &self.last_block {
+            return Some(block);
+        }
         self.last_block_start
             .and_then(|start| self.texts.get(start..))
     }
@@ -178,12 +198,22 @@ impl EventAccumulator {
     /// Assistant text after the last tool result (deltas joined, blocks on their own
     /// lines): the final answer for CLIs that do not repeat it in a result event.
     pub fn text_after_last_tool(&self) -> &str {
+        if let Some(block) = &self.last_block {
+            return if self.tool_after_last_block {
+                ""
+            } else {
+                block
+            };
+        }
         let text = self.texts.get(self.after_tool_start..).unwrap_or_default();
         text.strip_prefix('\n').unwrap_or(text)
     }
 
     /// All assistant text of the run.
     pub fn all_text(&self) -> &str {
+        if let Some(block) = &self.last_block {
+            return block;
+        }
         &self.texts
     }
 }
@@ -273,5 +303,23 @@ mod tests {
             "c",
         );
         check(&[text("a", false), finished], Some("a"), "");
+        check(
+            &[text("a", false), text("b", true), text("c", true)],
+            Some("bc"),
+            "bc",
+        );
+        check(&[text("a", true), text("b", false)], Some("b"), "b");
+    }
+
+    #[test]
+    fn last_text_only_shares_a_whole_block_with_its_event() {
+        let block = SharedText::from("a long answer");
+        let mut lean = EventAccumulator::last_text_only();
+        lean.observe(&AgentEvent::Text {
+            text: block.clone(),
+            delta: false,
+        });
+        let kept = lean.last_text().map(str::as_ptr);
+        assert_eq!(kept, Some(block.as_ptr()), "the same buffer, not a copy");
     }
 }

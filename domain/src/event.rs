@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::ids::SessionId;
 use crate::raw::RawJson;
 use crate::result::{CostSource, ExecutionStatus};
+use crate::shared_text::SharedText;
 use crate::tool::ToolKind;
 use crate::usage::Usage;
 
@@ -39,7 +40,7 @@ pub enum AgentEvent {
     },
     /// Assistant text: a piece of a longer message (`delta: true`) or a whole block.
     Text {
-        text: String,
+        text: SharedText,
         delta: bool,
     },
     /// Model reasoning, when the CLI shows it.

@@ -12,10 +12,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// Invariant: the text is valid JSON. Constructors that skip validation are only for text a
 /// parser has just accepted; everything else goes through [`RawJson::from_line`].
 ///
-/// Shared text (`Arc<str>`): an event and the accumulator's tool call both keep a call's
+/// Shared text (an `Arc<String>`, so a line read into a `String` is kept without a copy):
+/// an event and the accumulator's tool call both keep a call's
 /// input, and a clone is a reference count, not a second copy.
 #[derive(Clone, PartialEq, Eq)]
-pub struct RawJson(Arc<str>);
+pub struct RawJson(Arc<String>);
 
 impl RawJson {
     /// Keeps `line` when it is one JSON document; otherwise stores it as a JSON string so
@@ -23,7 +24,7 @@ impl RawJson {
     pub fn from_line(line: &str) -> Self {
         let trimmed = line.trim();
         if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
-            RawJson(Arc::from(trimmed))
+            RawJson(Arc::new(trimmed.to_owned()))
         } else {
             RawJson::string(line)
         }
@@ -31,14 +32,14 @@ impl RawJson {
 
     /// Wraps text the caller has just parsed successfully as JSON.
     pub fn from_parsed(json: &str) -> Self {
-        RawJson(Arc::from(json.trim()))
+        RawJson(Arc::new(json.trim().to_owned()))
     }
 
-    /// [`RawJson::from_parsed`] for text already shared: kept without a copy unless it has
+    /// [`RawJson::from_parsed`] taking the text: kept without a copy unless it has
     /// surrounding whitespace to trim (a line of tens of megabytes is not copied again).
-    pub fn from_parsed_shared(json: Arc<str>) -> Self {
+    pub fn from_parsed_owned(json: String) -> Self {
         if json.trim().len() == json.len() {
-            RawJson(json)
+            RawJson(Arc::new(json))
         } else {
             RawJson::from_parsed(&json)
         }
@@ -46,7 +47,7 @@ impl RawJson {
 
     /// JSON `null`: the input of a tool call whose start was never seen.
     pub fn null() -> Self {
-        RawJson(Arc::from("null"))
+        RawJson(Arc::new("null".to_owned()))
     }
 
     /// A JSON string holding `text`.
@@ -76,7 +77,7 @@ impl RawJson {
             for part in parts {
                 text.push_str(part);
             }
-            RawJson(Arc::from(text.as_str()))
+            RawJson(Arc::new(text.as_str().to_owned()))
         })
     }
 
@@ -140,7 +141,7 @@ impl<'de> Deserialize<'de> for RawJson {
 
 /// Text written by `write` into a reused buffer, then copied once into shared text: writing
 /// a `String` and converting it would allocate twice.
-fn written(write: impl FnOnce(&mut Vec<u8>) -> Option<()>) -> Option<Arc<str>> {
+fn written(write: impl FnOnce(&mut Vec<u8>) -> Option<()>) -> Option<Arc<String>> {
     thread_local! {
         static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
@@ -151,7 +152,9 @@ fn written(write: impl FnOnce(&mut Vec<u8>) -> Option<()>) -> Option<Arc<str>> {
         let buf = guard.as_deref_mut().unwrap_or(&mut fresh);
         buf.clear();
         write(buf)?;
-        std::str::from_utf8(buf).ok().map(Arc::from)
+        std::str::from_utf8(buf)
+            .ok()
+            .map(|text| Arc::new(text.to_owned()))
     })
 }
 

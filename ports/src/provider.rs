@@ -155,10 +155,10 @@ impl LineShape {
         }
     }
 
-    /// [`LineShape::raw_line`] keeping shared text without a copy when it is JSON.
-    pub fn raw_line_shared(self, line: std::sync::Arc<str>) -> Option<RawJson> {
+    /// [`LineShape::raw_line`] keeping the line without a copy when it is JSON.
+    pub fn raw_line_owned(self, line: String) -> Option<RawJson> {
         match self {
-            LineShape::Json => Some(RawJson::from_parsed_shared(line)),
+            LineShape::Json => Some(RawJson::from_parsed_owned(line)),
             LineShape::Text => Some(RawJson::string(&line)),
             LineShape::Blank => None,
         }

@@ -258,7 +258,13 @@ impl ClaudeDecoder {
             }
             Content::Text(text) if !streamed_text => {
                 let text = text.into_owned();
-                self.emit(AgentEvent::Text { text, delta: false }, out);
+                self.emit(
+                    AgentEvent::Text {
+                        text: text.into(),
+                        delta: false,
+                    },
+                    out,
+                );
             }
             Content::Text(_) | Content::Absent => {}
         }
@@ -274,7 +280,13 @@ impl ClaudeDecoder {
         match block.kind.as_deref() {
             Some("text") if !streamed_text => {
                 if let Some(text) = block.text.take() {
-                    self.emit(AgentEvent::Text { text, delta: false }, out);
+                    self.emit(
+                        AgentEvent::Text {
+                            text: text.into(),
+                            delta: false,
+                        },
+                        out,
+                    );
                 }
             }
             Some("thinking") if !streamed_thinking => {
@@ -399,7 +411,13 @@ impl ClaudeDecoder {
             Some("text_delta") => {
                 if let Some(text) = delta.text.take() {
                     self.streamed_text = true;
-                    self.emit(AgentEvent::Text { text, delta: true }, out);
+                    self.emit(
+                        AgentEvent::Text {
+                            text: text.into(),
+                            delta: true,
+                        },
+                        out,
+                    );
                 }
             }
             Some("thinking_delta") => {

@@ -92,7 +92,7 @@ impl CodexDecoder {
         };
         let ev = match kind {
             "agent_message" => AgentEvent::Text {
-                text: text.into_owned(),
+                text: text.into_owned().into(),
                 delta: false,
             },
             _ if text.is_empty() => return,

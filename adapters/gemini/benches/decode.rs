@@ -3,10 +3,6 @@
 //! repeated with ids and text varied, one `result`), against `serde_json::Value` and a
 //! syntax-only pass on the same lines: see [`forge_testkit::bench`].
 
-/// The allocator `forge-code-agent` ships with (cli/src/main.rs): the bench measures what runs.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use forge_adapter_gemini::GeminiProvider;
 use forge_domain::{ExecutionRequest, ProviderId};
 use forge_ports::ProviderSettings;

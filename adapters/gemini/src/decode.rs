@@ -126,7 +126,13 @@ impl GeminiDecoder {
                 if let Some(text) = ev.content {
                     let delta = ev.delta.unwrap_or(false);
                     let text = text.into_owned();
-                    self.emit(out, AgentEvent::Text { text, delta });
+                    self.emit(
+                        out,
+                        AgentEvent::Text {
+                            text: text.into(),
+                            delta,
+                        },
+                    );
                 }
             }
             // The CLI echoes the prompt once; the runtime keeps the raw line.

@@ -54,7 +54,7 @@ pub(crate) fn decode_json_document(
         dec.emit(
             out,
             AgentEvent::Text {
-                text: text.clone(),
+                text: text.clone().into(),
                 delta: false,
             },
         );

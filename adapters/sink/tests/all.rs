@@ -223,7 +223,7 @@ async fn a_full_queue_drops_the_oldest_and_counts_it() {
     .unwrap();
     let many: Vec<AgentEvent> = (0..10)
         .map(|i| AgentEvent::Text {
-            text: i.to_string(),
+            text: i.to_string().into(),
             delta: true,
         })
         .collect();

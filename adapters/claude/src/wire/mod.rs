@@ -269,7 +269,7 @@ impl Content<'_> {
 pub struct Block<'a> {
     #[serde(rename = "type", borrow)]
     pub kind: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "text_literal")]
     pub text: Str<'a>,
     #[serde(borrow)]
     pub thinking: Str<'a>,
@@ -285,6 +285,25 @@ pub struct Block<'a> {
     #[serde(borrow)]
     pub content: Content<'a>,
     pub is_error: Bool,
+}
+
+/// A block's text read from its literal: a huge text with escapes is decoded once into a
+/// buffer of its size (serde_json's own string path grows a scratch buffer and copies out of
+/// it: three times the text for a moment). Anything but a string is absent, as [`Str`] has it.
+fn text_literal<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Str<'a>, D::Error> {
+    let Some(literal) = raw_text(d)? else {
+        return Ok(Str(None));
+    };
+    if !literal.starts_with('"') {
+        return Ok(Str(None));
+    }
+    match forge_adapter_support::json_string::decode_literal(literal) {
+        Some(text) => Ok(Str(Some(text))),
+        // An escape left to serde_json (a lone surrogate): its answer, error included.
+        None => serde_json::from_str::<String>(literal)
+            .map(|text| Str(Some(Cow::Owned(text))))
+            .map_err(serde::de::Error::custom),
+    }
 }
 
 /// A value's JSON text (`None` for `null`).
@@ -336,7 +355,7 @@ pub struct StreamEvent<'a> {
 pub struct Delta<'a> {
     #[serde(rename = "type", borrow)]
     pub kind: Str<'a>,
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "text_literal")]
     pub text: Str<'a>,
     #[serde(borrow)]
     pub thinking: Str<'a>,

@@ -64,7 +64,7 @@ fn events_with_key(key: &str) -> Vec<AgentEvent> {
             tools: vec![],
         },
         AgentEvent::Text {
-            text: format!("the key is {key}"),
+            text: format!("the key is {key}").into(),
             delta: false,
         },
         AgentEvent::Unknown {

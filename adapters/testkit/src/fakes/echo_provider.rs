@@ -186,7 +186,7 @@ impl Decoder for EchoDecoder {
                 Err(e) => return Err(ForgeError::parsing(line_no, line, e)),
             },
             "text" => AgentEvent::Text {
-                text: str_field(&value, "text"),
+                text: str_field(&value, "text").into(),
                 delta: false,
             },
             "tool" => AgentEvent::ToolCallStarted {
