@@ -125,20 +125,7 @@ pub(crate) async fn commits_with_trailer(
     value: &str,
 ) -> Result<Vec<String>, ForgeError> {
     let needle = format!("{key}: {value}");
-    let grep = format!("--grep={needle}");
-    let out = git
-        .git_ok(
-            repo,
-            &[
-                "log",
-                "--branches",
-                "--fixed-strings",
-                &grep,
-                "--format=%H%n%B%x1e",
-            ],
-            None,
-        )
-        .await?;
+    let out = log_grep(git, repo, &needle).await?;
     Ok(parse_trailer_log(&out, &needle))
 }
 
@@ -147,21 +134,22 @@ pub(crate) async fn trailers(
     repo: &Path,
     key: &str,
 ) -> Result<Vec<(String, String)>, ForgeError> {
-    let grep = format!("--grep={key}: ");
-    let out = git
-        .git_ok(
-            repo,
-            &[
-                "log",
-                "--branches",
-                "--fixed-strings",
-                &grep,
-                "--format=%H%n%B%x1e",
-            ],
-            None,
-        )
-        .await?;
+    let out = log_grep(git, repo, &format!("{key}: ")).await?;
     Ok(parse_trailer_values(&out, key))
+}
+
+/// The commits of every branch whose message holds `text`: each record is the hash, the
+/// message, and a record separator (git's grep matches substrings; the parsers check lines).
+async fn log_grep(git: &GitCli, repo: &Path, text: &str) -> Result<String, ForgeError> {
+    let grep = format!("--grep={text}");
+    let args = [
+        "log",
+        "--branches",
+        "--fixed-strings",
+        &grep,
+        "--format=%H%n%B%x1e",
+    ];
+    git.git_ok(repo, &args, None).await
 }
 
 /// (commit, value) of each record's last `key: value` line.
