@@ -287,8 +287,8 @@ pub struct Block<'a> {
     pub is_error: Bool,
 }
 
-/// A block's text read from its literal: a huge text with escapes is decoded once into a
-/// buffer of its size (serde_json's own string path grows a scratch buffer and copies out of
+/// A text field (a block's, a delta's) read from its literal: a huge text with escapes is
+/// decoded once into a buffer of its size (serde_json's own string path grows a scratch buffer and copies out of
 /// it: three times the text for a moment). Anything but a string is absent, as [`Str`] has it.
 fn text_literal<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Str<'a>, D::Error> {
     let Some(literal) = raw_text(d)? else {
