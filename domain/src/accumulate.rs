@@ -195,6 +195,26 @@ impl EventAccumulator {
             .and_then(|start| self.texts.get(start..))
     }
 
+    /// [`EventAccumulator::last_text`] as shared text: the block itself when it is kept
+    /// whole (no copy), else a copy of the joined run.
+    pub fn last_shared_text(&self) -> Option<SharedText> {
+        match &self.last_block {
+            Some(block) => Some(block.clone()),
+            None => self.last_text().map(SharedText::from),
+        }
+    }
+
+    /// Moves [`EventAccumulator::last_text`] out for a result (copied only if an event still
+    /// shares it); the accumulator has no last text afterwards.
+    pub fn take_last_text(&mut self) -> Option<String> {
+        if let Some(block) = self.last_block.take() {
+            return Some(block.into_string());
+        }
+        let text = self.last_text().map(str::to_owned);
+        self.last_block_start = None;
+        text
+    }
+
     /// Assistant text after the last tool result (deltas joined, blocks on their own
     /// lines): the final answer for CLIs that do not repeat it in a result event.
     pub fn text_after_last_tool(&self) -> &str {

@@ -113,7 +113,7 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop_reason: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        result_text: Option<String>,
+        result_text: Option<SharedText>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage: Option<Usage>,
         #[serde(default, skip_serializing_if = "Option::is_none")]

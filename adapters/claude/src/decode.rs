@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use forge_domain::{
     AgentEvent, EventAccumulator, ExecutionRequest, ExecutionStatus, FileChangeKind, ForgeError,
-    PricingTable, RawJson, SessionId, ToolKind, ToolNames,
+    PricingTable, RawJson, SessionId, SharedText, ToolKind, ToolNames,
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 use serde_json::value::RawValue;
@@ -441,7 +441,7 @@ impl ClaudeDecoder {
             (true, false) => terminal_reason.clone().or_else(|| non_empty(&subtype)),
             (false, _) => line.stop_reason.take().or_else(|| terminal_reason.clone()),
         };
-        let result_text = line.result.take();
+        let result_text = line.result.take().map(SharedText::from);
         let usage = line.usage.0.map(WireUsage::to_usage);
         let facts = CostFacts {
             resumed: self.resumed,

@@ -70,7 +70,7 @@ mod tests {
         ResultReport {
             subtype: subtype.into(),
             is_error: true,
-            text: text.map(str::to_owned),
+            text: text.map(Into::into),
             api_error_status: status,
             ..ResultReport::default()
         }

@@ -3,7 +3,7 @@
 //! Status facts only (`reported_success`); the runtime applies the one status rule
 //! (`forge_domain::derive_status`) with exit code, timeout and cancel.
 
-use forge_domain::{AgentEvent, CostSource, ExecutionMetadata, ForgeError};
+use forge_domain::{AgentEvent, CostSource, ExecutionMetadata, ForgeError, SharedText};
 use forge_ports::{ProcessExit, ResultPieces};
 
 use crate::decode::ClaudeDecoder;
@@ -14,7 +14,7 @@ use crate::hints;
 pub struct ResultReport {
     pub subtype: String,
     pub is_error: bool,
-    pub text: Option<String>,
+    pub text: Option<SharedText>,
     pub errors: Vec<String>,
     pub terminal_reason: Option<String>,
     pub api_error_status: Option<u64>,
@@ -53,7 +53,8 @@ impl ResultReport {
 pub(crate) fn finish(d: &mut ClaudeDecoder, exit: Option<&ProcessExit>) -> ResultPieces {
     let exit_code = exit.and_then(|e| e.code);
     let stderr = exit.map_or("", |e| e.stderr_tail.as_str());
-    let report = d.report.clone();
+    // Taken, like the tool calls below: `finish` ends the run.
+    let mut report = d.report.take();
 
     let mut errors = Vec::new();
     match &report {
@@ -145,10 +146,12 @@ pub(crate) fn finish(d: &mut ClaudeDecoder, exit: Option<&ProcessExit>) -> Resul
             .push(format!("permission denied for: {}", denied.join(", ")));
     }
 
+    // Moved out, not copied: the events that shared these texts have been delivered.
     let content = report
-        .as_ref()
-        .and_then(|r| r.text.clone())
-        .or_else(|| d.acc.last_text().map(str::to_owned))
+        .as_mut()
+        .and_then(|r| r.text.take())
+        .map(SharedText::into_string)
+        .or_else(|| d.acc.take_last_text())
         .unwrap_or_default();
 
     ResultPieces {

@@ -174,7 +174,7 @@ impl CodexDecoder {
         let ev = AgentEvent::Completed {
             status: ExecutionStatus::Success,
             stop_reason: None,
-            result_text: self.acc.last_text().map(str::to_owned),
+            result_text: self.acc.last_shared_text(),
             usage,
             cost_usd,
             cost_source: cost_usd.map(|_| CostSource::Estimated),

@@ -65,7 +65,7 @@ pub(crate) fn finish(dec: &mut CodexDecoder, exit: Option<&ProcessExit>) -> Resu
     let acc = &mut dec.acc;
     ResultPieces {
         reported_success,
-        content: acc.last_text().unwrap_or_default().to_owned(),
+        content: acc.take_last_text().unwrap_or_default(),
         tool_calls: std::mem::take(&mut acc.tool_calls),
         errors,
         metadata: ExecutionMetadata {

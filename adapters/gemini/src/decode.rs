@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use forge_domain::{
     AgentEvent, CostSource, EventAccumulator, ExecutionStatus, FileChangeKind, ForgeError,
-    PricingTable, RawJson, SessionId, ToolKind, ToolNames, Usage,
+    PricingTable, RawJson, SessionId, SharedText, ToolKind, ToolNames, Usage,
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 
@@ -311,7 +311,7 @@ impl GeminiDecoder {
             AgentEvent::Completed {
                 status,
                 stop_reason: report.error_type.clone(),
-                result_text,
+                result_text: result_text.map(SharedText::from),
                 usage: report.usage,
                 cost_usd: report.cost_usd,
                 cost_source: report.cost_usd.map(|_| CostSource::Estimated),

@@ -224,7 +224,7 @@ impl Decoder for EchoDecoder {
                         ExecutionStatus::Error
                     },
                     stop_reason: None,
-                    result_text: Some(text),
+                    result_text: Some(text.into()),
                     usage: None,
                     // Optional `"cost_usd": 0.1`, for callers that sum costs.
                     cost_usd: value.get("cost_usd").and_then(Value::as_f64),
