@@ -82,6 +82,11 @@ impl Delivery<'_> {
 /// Most stdout lines decoded before the events are delivered (bounds latency and memory).
 const MAX_BURST_LINES: usize = 512;
 
+/// Most stdout bytes decoded before the events are delivered: a huge line's events go out
+/// (and are dropped) before the next line is decoded, so a text that more text joins is
+/// moved, not copied, while its event still holds it.
+const MAX_BURST_BYTES: usize = 1024 * 1024;
+
 /// Per-line work: keep the raw line, decode it, record parse errors.
 struct LineState<'a> {
     decoder: &'a mut dyn forge_ports::Decoder,
@@ -91,6 +96,8 @@ struct LineState<'a> {
     max_line_bytes: usize,
     provider: &'a forge_domain::ProviderId,
     metrics: &'a dyn forge_ports::Metrics,
+    /// Bytes of the lines taken since the last delivery.
+    burst_bytes: usize,
 }
 
 impl LineState<'_> {
@@ -98,6 +105,7 @@ impl LineState<'_> {
     fn take(&mut self, item: Result<Option<StdoutItem>, ForgeError>) -> bool {
         match item {
             Ok(Some(StdoutItem::Line { line_no, text })) => {
+                self.burst_bytes += text.len();
                 // The decoder says whether the line was blank (kept nowhere) or one JSON
                 // document (kept without a second syntax pass). Its shape is unknown only after an error.
                 match self.decoder.decode_line(line_no, &text, self.batch) {
@@ -349,6 +357,7 @@ pub(crate) async fn execute_inner(
         max_line_bytes: plan.max_line_bytes,
         provider: &provider_id_for_metrics,
         metrics: rt.metrics.as_ref(),
+        burst_bytes: 0,
     };
     loop {
         let item = tokio::select! {
@@ -380,7 +389,7 @@ pub(crate) async fn execute_inner(
         // wake-up of the reader per burst instead of per line. `next_stdout` is cancel-safe,
         // so polling it once and dropping the future loses nothing.
         let mut burst = 1;
-        while !ended && burst < MAX_BURST_LINES {
+        while !ended && burst < MAX_BURST_LINES && line_state.burst_bytes < MAX_BURST_BYTES {
             match child.next_stdout().now_or_never() {
                 Some(item) => ended = !line_state.take(item),
                 None => break,
@@ -388,6 +397,7 @@ pub(crate) async fn execute_inner(
             burst += 1;
         }
         delivery.deliver(line_state.batch).await;
+        line_state.burst_bytes = 0;
         if ended {
             break;
         }

@@ -16,13 +16,15 @@ pub struct EventAccumulator {
     pub cli_version: Option<String>,
     /// Tool calls in start order, results paired by call id.
     pub tool_calls: Vec<ToolCall>,
-    /// All assistant text: delta runs joined, complete blocks separated by `\n`. One copy
-    /// per text event; the views below are offsets into it (decoders are on the hot path).
+    /// All assistant text (unless `last_block` holds it all): delta runs joined, complete
+    /// blocks separated by `\n`. One copy per text event; the views below are offsets into
+    /// it (decoders are on the hot path).
     texts: String,
     /// Where the last block (or delta run) starts in `texts`, if there is one.
     last_block_start: Option<usize>,
-    /// The last block itself when it is a whole one and only the last is kept: shared with
-    /// its event, not copied (a huge answer is then held once).
+    /// All the text held, when it is one piece (the run's first text; in last-text-only
+    /// mode, the last block): shared with its event, not copied, so a huge answer is held
+    /// once. `texts` is empty meanwhile; more text copies it there first.
     last_block: Option<SharedText>,
     /// A tool result came after `last_block`: no text follows the last tool.
     tool_after_last_block: bool,
@@ -73,17 +75,28 @@ impl EventAccumulator {
                 }
             }
             AgentEvent::Text { text, delta } => {
-                if self.last_text_only && !*delta {
+                let starts_block = !(*delta && self.in_delta_run);
+                let holds_nothing = self.texts.is_empty() && self.last_block.is_none();
+                if starts_block && (self.last_text_only || holds_nothing) {
+                    // This text is all the accumulator holds: shared with its event.
                     self.texts.clear();
                     self.after_tool_start = 0;
                     self.last_block_start = None;
                     self.last_block = Some(text.clone());
                     self.tool_after_last_block = false;
-                    self.in_delta_run = false;
+                    self.in_delta_run = *delta;
                     return;
                 }
-                self.last_block = None;
-                if !(*delta && self.in_delta_run) {
+                if let Some(block) = self.last_block.take() {
+                    // More text: the block becomes the start of the buffer (moved when its
+                    // event is gone; `texts` is empty while a block is held).
+                    self.texts = block.into_string();
+                    self.last_block_start = Some(0);
+                    if self.tool_after_last_block {
+                        self.after_tool_start = self.texts.len();
+                    }
+                }
+                if starts_block {
                     if self.last_text_only {
                         // The buffer keeps its capacity: no allocation once it is warm.
                         self.texts.clear();
@@ -202,6 +215,24 @@ impl EventAccumulator {
             Some(block) => Some(block.clone()),
             None => self.last_text().map(SharedText::from),
         }
+    }
+
+    /// The final answer for a CLI that does not repeat it in a result event: the text after
+    /// the last tool result, or all text when none follows it. Moved out when it is one
+    /// shared piece (copied only if an event still shares it), else copied.
+    pub fn take_text_after_last_tool_or_all(&mut self) -> String {
+        if let Some(block) = self.last_block.take() {
+            return block.into_string();
+        }
+        let after = self.text_after_last_tool();
+        if !after.is_empty() {
+            // Cut in place: the text before the answer is dropped, nothing copied out.
+            let start = self.texts.len() - after.len();
+            self.texts.drain(..start);
+        }
+        self.last_block_start = None;
+        self.after_tool_start = 0;
+        std::mem::take(&mut self.texts)
     }
 
     /// Moves [`EventAccumulator::last_text`] out for a result (copied only if an event still
@@ -329,6 +360,62 @@ mod tests {
             "bc",
         );
         check(&[text("a", true), text("b", false)], Some("b"), "b");
+    }
+
+    #[test]
+    fn one_piece_of_text_stays_shared_and_more_joins_it() {
+        let text = |t: &str, delta| AgentEvent::Text {
+            text: t.into(),
+            delta,
+        };
+        let finished = AgentEvent::ToolCallFinished {
+            call_id: "t1".into(),
+            kind: ToolKind::Shell,
+            name: "Bash".into(),
+            output: None,
+            is_error: false,
+            exit_code: None,
+        };
+        // (events, all_text, last_text, text_after_last_tool, the final answer taken)
+        let check = |events: &[AgentEvent], all: &str, last: Option<&str>, after: &str| {
+            let mut acc = EventAccumulator::new();
+            for e in events {
+                acc.observe(e);
+            }
+            assert_eq!(acc.all_text(), all, "{events:?}");
+            assert_eq!(acc.last_text(), last, "{events:?}");
+            assert_eq!(acc.text_after_last_tool(), after, "{events:?}");
+            let answer = if after.is_empty() { all } else { after };
+            assert_eq!(acc.take_text_after_last_tool_or_all(), answer, "{events:?}");
+        };
+        check(&[text("a", false)], "a", Some("a"), "a");
+        check(&[text("a", true)], "a", Some("a"), "a");
+        check(&[text("a", false), finished.clone()], "a", Some("a"), "");
+        check(&[text("a", true), text("b", true)], "ab", Some("ab"), "ab");
+        check(
+            &[text("a", false), text("b", false)],
+            "a\nb",
+            Some("b"),
+            "a\nb",
+        );
+        check(
+            &[text("a", false), finished.clone(), text("b", true)],
+            "a\nb",
+            Some("b"),
+            "b",
+        );
+        check(
+            &[
+                text("a", true),
+                finished.clone(),
+                text("b", true),
+                text("c", true),
+            ],
+            "a\nbc",
+            Some("bc"),
+            "bc",
+        );
+        check(&[finished, text("b", false)], "b", Some("b"), "b");
     }
 
     #[test]

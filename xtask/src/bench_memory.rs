@@ -1,6 +1,6 @@
 //! `cargo xtask bench --memory`: peak resident memory of `forge-code-agent run` against the
-//! line length, on the fake CLI replaying a Claude transcript whose assistant text is one
-//! huge line. Not a timed test: it prints the peak, the ratio (peak − baseline) / line, and
+//! line length, on the fake CLI replaying a transcript (Claude's, then Codex's and Gemini's)
+//! whose answer text is one huge line. Not a timed test: it prints the peak, the ratio (peak − baseline) / line, and
 //! the marginal ratio between successive lengths (Δpeak / Δline, the constant cancelled);
 //! the target is at most 2 (one copy of the line in the result's raw events, one in the
 //! decoded text) plus a constant.
@@ -25,8 +25,37 @@ use crate::e2e::say;
 /// cap, past which a line is skipped, not kept.
 const LINE_MIB: [usize; 4] = [0, 12, 25, 50];
 const MIB: usize = 1024 * 1024;
-/// The recorded transcript the huge line is put into.
-const FIXTURE: &str = "adapters/testkit/fixtures/claude/2.1.330/hello.jsonl";
+
+/// A recorded transcript and where its answer text is: the line that starts with `line`, at
+/// the JSON pointer `text`.
+struct Format {
+    provider: &'static str,
+    fixture: &'static str,
+    line: &'static str,
+    text: &'static str,
+}
+
+/// Claude first: the held-out check is a Claude-format line.
+const FORMATS: [Format; 3] = [
+    Format {
+        provider: "claude",
+        fixture: "adapters/testkit/fixtures/claude/2.1.330/hello.jsonl",
+        line: r#"{"type":"assistant""#,
+        text: "/message/content/0/text",
+    },
+    Format {
+        provider: "codex",
+        fixture: "adapters/testkit/fixtures/codex/0.169.0/hello.jsonl",
+        line: r#"{"type":"item.completed""#,
+        text: "/item/text",
+    },
+    Format {
+        provider: "gemini",
+        fixture: "adapters/testkit/fixtures/gemini/0.61.0/hello.jsonl",
+        line: r#"{"type":"message","timestamp":"2026-11-21T23:41:30.698Z","role":"assistant""#,
+        text: "/content",
+    },
+];
 
 pub fn run(root: &Path) -> anyhow::Result<()> {
     say("cargo build -p forge-cli -p forge-testkit --bins");
@@ -44,39 +73,50 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
     let work = root.join("target/bench-memory");
     std::fs::create_dir_all(work.join("ws"))?;
     std::fs::write(work.join("none.toml"), "")?;
-    let fixture = std::fs::read_to_string(root.join(FIXTURE)).context("the claude fixture")?;
 
-    let mut rows = Vec::new();
-    for mib in LINE_MIB {
-        let transcript = work.join(format!("huge-{mib}.jsonl"));
-        let line_bytes = write_transcript(&fixture, mib * MIB, &transcript)?;
-        let replay = format!("FAKE_REPLAY={}", transcript.display());
-        let mut forge_run = Command::new(&forge);
-        forge_run
-            .args(["run", "--provider", "claude", "--json", "--binary"])
-            .arg(&fake)
-            .args(["--env", &replay, "--workdir"])
-            .arg(work.join("ws"))
-            .arg("say hello")
-            .env("FORGE_CONFIG", work.join("none.toml"))
-            .env("NO_COLOR", "1");
-        let forge_kib = peak_kib(forge_run)?;
-        let mut fake_run = Command::new(&fake);
-        fake_run.env("FAKE_REPLAY", &transcript);
-        let fake_kib = peak_kib(fake_run)?;
-        rows.push((line_bytes, forge_kib, fake_kib));
+    let mut out = String::new();
+    for format in &FORMATS {
+        let fixture = std::fs::read_to_string(root.join(format.fixture))
+            .with_context(|| format!("the {} fixture", format.provider))?;
+        let mut rows = Vec::new();
+        for mib in LINE_MIB {
+            let transcript = work.join(format!("huge-{}-{mib}.jsonl", format.provider));
+            let line_bytes = write_transcript(&fixture, format, mib * MIB, &transcript)?;
+            let replay = format!("FAKE_REPLAY={}", transcript.display());
+            let mut forge_run = Command::new(&forge);
+            forge_run
+                .args(["run", "--provider", format.provider, "--json", "--binary"])
+                .arg(&fake)
+                .args(["--env", &replay, "--workdir"])
+                .arg(work.join("ws"))
+                .arg("say hello")
+                .env("FORGE_CONFIG", work.join("none.toml"))
+                .env("NO_COLOR", "1");
+            let forge_kib = peak_kib(forge_run)?;
+            let mut fake_run = Command::new(&fake);
+            fake_run.env("FAKE_REPLAY", &transcript);
+            let fake_kib = peak_kib(fake_run)?;
+            rows.push((line_bytes, forge_kib, fake_kib));
+        }
+        out.push_str(&table(format.provider, &rows));
     }
+    out.push_str("target: at most 2 x the line plus a constant (Δpeak/Δline <= 2)\n");
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    Ok(())
+}
 
+/// One provider's rows: (line bytes, forge's peak KiB, the fake CLI's peak KiB).
+fn table(provider: &str, rows: &[(usize, usize, usize)]) -> String {
     let base = rows.first().map_or(0, |r| r.1);
-    let mut out = String::from(
-        "\npeak resident memory of `run --json` on one huge assistant line (fake CLI, claude format)\n",
+    let mut out = format!(
+        "\npeak resident memory of `run --json` on one huge answer line ({provider} format, fake CLI)\n"
     );
     out.push_str(&format!(
         "{:>10} {:>12} {:>16} {:>16} {:>14}\n",
         "line MiB", "peak MiB", "(peak-base)/line", "Δpeak/Δline", "fake CLI MiB"
     ));
     let mut previous: Option<(usize, usize)> = None;
-    for (line, forge_kib, fake_kib) in &rows {
+    for (line, forge_kib, fake_kib) in rows {
         let marginal = match previous {
             Some((prev_line, prev_kib)) if *line > prev_line => format!(
                 "{:.2}",
@@ -102,15 +142,18 @@ pub fn run(root: &Path) -> anyhow::Result<()> {
             *fake_kib as f64 / 1024.0,
         ));
     }
-    out.push_str("target: at most 2 x the line plus a constant (Δpeak/Δline <= 2)\n");
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
-    Ok(())
+    out
 }
 
-/// Writes the fixture with its assistant text replaced by `text_bytes` of text; returns the
+/// Writes the fixture with its answer text replaced by `text_bytes` of text; returns the
 /// length of that line. Streamed in pieces: this process must stay small, because a child
 /// starts with its parent's peak resident set as its own (`vfork`, then `exec`).
-fn write_transcript(fixture: &str, text_bytes: usize, path: &PathBuf) -> anyhow::Result<usize> {
+fn write_transcript(
+    fixture: &str,
+    format: &Format,
+    text_bytes: usize,
+    path: &PathBuf,
+) -> anyhow::Result<usize> {
     const PLACEHOLDER: &str = "@@HUGE@@";
     // Varied text with escapes, as a model writes: JSON-escaped on the line.
     const UNIT: &str = "a long answer line with \"quotes\" and\ttabs\n";
@@ -119,9 +162,12 @@ fn write_transcript(fixture: &str, text_bytes: usize, path: &PathBuf) -> anyhow:
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
     let mut line_bytes = 0;
     for line in fixture.lines() {
-        if text_bytes > 0 && line.starts_with(r#"{"type":"assistant""#) {
+        if text_bytes > 0 && line_bytes == 0 && line.starts_with(format.line) {
             let mut value: serde_json::Value = serde_json::from_str(line)?;
-            value["message"]["content"][0]["text"] = serde_json::Value::String(PLACEHOLDER.into());
+            *value
+                .pointer_mut(format.text)
+                .context("the answer text is where the format says")? =
+                serde_json::Value::String(PLACEHOLDER.into());
             let template = value.to_string();
             let (before, after) = template
                 .split_once(PLACEHOLDER)

@@ -108,6 +108,18 @@ pub struct Message<'a> {
     pub message: Option<Text<'a>>,
 }
 
+/// A text that can be huge (an answer), read from its literal: decoded once into a buffer of
+/// its size, where serde_json's string path grows a scratch buffer and copies out of it.
+/// `null` is `None`; any other non-string is the error [`Text`] gives.
+fn literal_text<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Text<'a>>, D::Error> {
+    let Some(raw) = Option::<&'a RawValue>::deserialize(d)? else {
+        return Ok(None);
+    };
+    forge_adapter_support::json_string::literal_text(raw.get())
+        .map(|text| Some(Text(text)))
+        .map_err(de::Error::custom)
+}
+
 /// An item: the union of the fields of every item type forge reads.
 #[derive(Debug, Deserialize)]
 pub struct Item<'a> {
@@ -117,7 +129,7 @@ pub struct Item<'a> {
     #[serde(rename = "type", borrow, default)]
     pub kind: Option<Text<'a>>,
     /// `agent_message`, `reasoning`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "literal_text")]
     pub text: Option<Text<'a>>,
     /// `command_execution`.
     #[serde(borrow, default)]

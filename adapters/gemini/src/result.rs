@@ -21,10 +21,7 @@ pub(crate) fn finish(dec: &mut GeminiDecoder, exit: Option<&ProcessExit>) -> Res
     // `finish` is called once: the accumulator's collections are moved out, not cloned.
     let content = match dec.json_response.take() {
         Some(response) => response,
-        None if !dec.acc.text_after_last_tool().is_empty() => {
-            dec.acc.text_after_last_tool().to_owned()
-        }
-        None => dec.acc.all_text().to_owned(),
+        None => dec.acc.take_text_after_last_tool_or_all(),
     };
 
     let mut errors = Vec::new();

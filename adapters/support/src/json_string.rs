@@ -40,6 +40,18 @@ pub fn decode_literal(literal: &str) -> Option<Cow<'_, str>> {
     Some(Cow::Owned(out))
 }
 
+/// The text of `literal`: [`decode_literal`]'s, or serde_json's own answer (its error for a
+/// value that is not a string, or an invalid one) for what that leaves to it.
+///
+/// # Errors
+/// serde_json's, when `literal` is not a JSON string it can read.
+pub fn literal_text(literal: &str) -> Result<Cow<'_, str>, serde_json::Error> {
+    match decode_literal(literal) {
+        Some(text) => Ok(text),
+        None => serde_json::from_str::<String>(literal).map(Cow::Owned),
+    }
+}
+
 /// `u` and its four hex digits (and a low surrogate's `\uXXXX` after a high one): the
 /// character and the bytes used after the backslash.
 fn unicode_escape(escape: &str) -> Option<(char, usize)> {

@@ -89,7 +89,8 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
             result
         }
         Format::Json => {
-            while handle.next_event().await.is_some() {}
+            // Nothing is shown before the result: the event stream is closed at once, so no
+            // event waits in it holding a text the run has moved on from.
             let result = handle.result().await;
             print_result(&mut out, &result);
             result

@@ -297,13 +297,9 @@ fn text_literal<'de: 'a, 'a, D: serde::Deserializer<'de>>(d: D) -> Result<Str<'a
     if !literal.starts_with('"') {
         return Ok(Str(None));
     }
-    match forge_adapter_support::json_string::decode_literal(literal) {
-        Some(text) => Ok(Str(Some(text))),
-        // An escape left to serde_json (a lone surrogate): its answer, error included.
-        None => serde_json::from_str::<String>(literal)
-            .map(|text| Str(Some(Cow::Owned(text))))
-            .map_err(serde::de::Error::custom),
-    }
+    forge_adapter_support::json_string::literal_text(literal)
+        .map(|text| Str(Some(text)))
+        .map_err(serde::de::Error::custom)
 }
 
 /// A value's JSON text (`None` for `null`).
