@@ -24,7 +24,7 @@ pub struct EventAccumulator {
     last_block_start: Option<usize>,
     /// All the text held, when it is one piece (the run's first text; in last-text-only
     /// mode, the last block): shared with its event, not copied, so a huge answer is held
-    /// once. `texts` is empty meanwhile; more text copies it there first.
+    /// once. `texts` is empty meanwhile; more text moves it there first.
     last_block: Option<SharedText>,
     /// A tool result came after `last_block`: no text follows the last tool.
     tool_after_last_block: bool,
@@ -218,8 +218,8 @@ impl EventAccumulator {
     }
 
     /// The final answer for a CLI that does not repeat it in a result event: the text after
-    /// the last tool result, or all text when none follows it. Moved out when it is one
-    /// shared piece (copied only if an event still shares it), else copied.
+    /// the last tool result, or all text when none follows it. Moved out, not copied (unless
+    /// an event still shares the one piece of text); the accumulator holds no text after.
     pub fn take_text_after_last_tool_or_all(&mut self) -> String {
         if let Some(block) = self.last_block.take() {
             return block.into_string();
@@ -236,14 +236,16 @@ impl EventAccumulator {
     }
 
     /// Moves [`EventAccumulator::last_text`] out for a result (copied only if an event still
-    /// shares it); the accumulator has no last text afterwards.
+    /// shares it); the accumulator holds no text after.
     pub fn take_last_text(&mut self) -> Option<String> {
         if let Some(block) = self.last_block.take() {
             return Some(block.into_string());
         }
-        let text = self.last_text().map(str::to_owned);
-        self.last_block_start = None;
-        text
+        let start = self.last_block_start.take()?;
+        // Cut in place: the text before the last block is dropped, nothing copied out.
+        self.texts.drain(..start);
+        self.after_tool_start = 0;
+        Some(std::mem::take(&mut self.texts))
     }
 
     /// Assistant text after the last tool result (deltas joined, blocks on their own
@@ -344,6 +346,9 @@ mod tests {
             assert_eq!(lean.last_text(), full.last_text(), "{events:?}");
             assert_eq!(lean.last_text(), last, "{events:?}");
             assert_eq!(lean.text_after_last_tool(), after_tool, "{events:?}");
+            let last = last.map(str::to_owned);
+            assert_eq!(lean.take_last_text(), last, "{events:?}");
+            assert_eq!(full.take_last_text(), last, "{events:?}");
         };
         check(&[], None, "");
         check(&[text("a", false), text("b", false)], Some("b"), "b");
