@@ -322,20 +322,27 @@ mod tests {
         assert_eq!(acc.tool_calls[0].output.as_deref(), Some("ok"));
     }
 
-    #[test]
-    fn last_text_only_keeps_the_last_block() {
-        let text = |t: &str, delta| AgentEvent::Text {
-            text: t.into(),
+    fn text(text: &str, delta: bool) -> AgentEvent {
+        AgentEvent::Text {
+            text: text.into(),
             delta,
-        };
-        let finished = AgentEvent::ToolCallFinished {
+        }
+    }
+
+    fn finished() -> AgentEvent {
+        AgentEvent::ToolCallFinished {
             call_id: "t1".into(),
             kind: ToolKind::Shell,
             name: "Bash".into(),
             output: None,
             is_error: false,
             exit_code: None,
-        };
+        }
+    }
+
+    #[test]
+    fn last_text_only_keeps_the_last_block() {
+        let finished = finished();
         let check = |events: &[AgentEvent], last: Option<&str>, after_tool: &str| {
             let mut full = EventAccumulator::new();
             let mut lean = EventAccumulator::last_text_only();
@@ -369,18 +376,7 @@ mod tests {
 
     #[test]
     fn one_piece_of_text_stays_shared_and_more_joins_it() {
-        let text = |t: &str, delta| AgentEvent::Text {
-            text: t.into(),
-            delta,
-        };
-        let finished = AgentEvent::ToolCallFinished {
-            call_id: "t1".into(),
-            kind: ToolKind::Shell,
-            name: "Bash".into(),
-            output: None,
-            is_error: false,
-            exit_code: None,
-        };
+        let finished = finished();
         // (events, all_text, last_text, text_after_last_tool, the final answer taken)
         let check = |events: &[AgentEvent], all: &str, last: Option<&str>, after: &str| {
             let mut acc = EventAccumulator::new();
