@@ -3,20 +3,21 @@
 
 use std::cell::RefCell;
 use std::fmt;
-use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::shared_text::SharedText;
 
 /// A JSON document kept verbatim. Serialises as the JSON it holds (not as a string).
 ///
 /// Invariant: the text is valid JSON. Constructors that skip validation are only for text a
 /// parser has just accepted; everything else goes through [`RawJson::from_line`].
 ///
-/// Shared text (an `Arc<String>`, so a line read into a `String` is kept without a copy):
-/// an event and the accumulator's tool call both keep a call's
-/// input, and a clone is a reference count, not a second copy.
+/// Shared text ([`SharedText`], so a line read into a `String` is kept without a copy): an
+/// event and the accumulator's tool call both keep a call's input, and a clone is a
+/// reference count, not a second copy.
 #[derive(Clone, PartialEq, Eq)]
-pub struct RawJson(Arc<String>);
+pub struct RawJson(SharedText);
 
 impl RawJson {
     /// Keeps `line` when it is one JSON document; otherwise stores it as a JSON string so
@@ -24,7 +25,7 @@ impl RawJson {
     pub fn from_line(line: &str) -> Self {
         let trimmed = line.trim();
         if serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok() {
-            RawJson(Arc::new(trimmed.to_owned()))
+            RawJson(trimmed.into())
         } else {
             RawJson::string(line)
         }
@@ -32,14 +33,14 @@ impl RawJson {
 
     /// Wraps text the caller has just parsed successfully as JSON.
     pub fn from_parsed(json: &str) -> Self {
-        RawJson(Arc::new(json.trim().to_owned()))
+        RawJson(json.trim().into())
     }
 
     /// [`RawJson::from_parsed`] taking the text: kept without a copy unless it has
     /// surrounding whitespace to trim (a line of tens of megabytes is not copied again).
     pub fn from_parsed_owned(json: String) -> Self {
         if json.trim().len() == json.len() {
-            RawJson(Arc::new(json))
+            RawJson(json.into())
         } else {
             RawJson::from_parsed(&json)
         }
@@ -47,7 +48,7 @@ impl RawJson {
 
     /// JSON `null`: the input of a tool call whose start was never seen.
     pub fn null() -> Self {
-        RawJson(Arc::new("null".to_owned()))
+        RawJson("null".into())
     }
 
     /// A JSON string holding `text`.
@@ -77,7 +78,7 @@ impl RawJson {
             for part in parts {
                 text.push_str(part);
             }
-            RawJson(Arc::new(text.as_str().to_owned()))
+            RawJson(text.as_str().into())
         })
     }
 
@@ -93,7 +94,7 @@ impl RawJson {
     /// Parses into a `Value` (slow path: for tests, drift checks, display).
     pub fn to_value(&self) -> serde_json::Value {
         serde_json::from_str(&self.0)
-            .unwrap_or_else(|_| serde_json::Value::String(self.0.as_ref().to_owned()))
+            .unwrap_or_else(|_| serde_json::Value::String(self.0.as_str().to_owned()))
     }
 }
 
@@ -141,7 +142,7 @@ impl<'de> Deserialize<'de> for RawJson {
 
 /// Text written by `write` into a reused buffer, then copied once into shared text: writing
 /// a `String` and converting it would allocate twice.
-fn written(write: impl FnOnce(&mut Vec<u8>) -> Option<()>) -> Option<Arc<String>> {
+fn written(write: impl FnOnce(&mut Vec<u8>) -> Option<()>) -> Option<SharedText> {
     thread_local! {
         static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
@@ -152,9 +153,7 @@ fn written(write: impl FnOnce(&mut Vec<u8>) -> Option<()>) -> Option<Arc<String>
         let buf = guard.as_deref_mut().unwrap_or(&mut fresh);
         buf.clear();
         write(buf)?;
-        std::str::from_utf8(buf)
-            .ok()
-            .map(|text| Arc::new(text.to_owned()))
+        std::str::from_utf8(buf).ok().map(SharedText::from)
     })
 }
 

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// not a second copy of a text that can run to tens of megabytes. Built from a `String`
 /// without copying it (an `Arc<String>`, not an `Arc<str>`, which would copy). Serialises as
 /// the plain string.
-#[derive(Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SharedText(Arc<String>);
 
@@ -33,12 +33,6 @@ impl Deref for SharedText {
     }
 }
 
-impl AsRef<str> for SharedText {
-    fn as_ref(&self) -> &str {
-        self.as_str()
-    }
-}
-
 impl From<String> for SharedText {
     fn from(text: String) -> Self {
         SharedText(Arc::new(text))
@@ -54,12 +48,6 @@ impl From<&str> for SharedText {
 impl PartialEq<str> for SharedText {
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for SharedText {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
     }
 }
 

@@ -64,18 +64,12 @@ pub struct MessageEvent<'a> {
     pub delta: Option<bool>,
 }
 
-/// A text that can be huge (an answer), read from its literal: decoded once into a buffer of
-/// its size, where serde_json's string path grows a scratch buffer and copies out of it.
-/// `null` is `None`; any other non-string is an error, as for [`Str`].
+/// A text that can be huge (an answer), read from its literal (see
+/// [`forge_adapter_support::json_string::deserialize_text`]).
 fn literal_text<'de: 'a, 'a, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Str<'a>>, D::Error> {
-    let Some(raw) = Option::<&'a RawValue>::deserialize(d)? else {
-        return Ok(None);
-    };
-    forge_adapter_support::json_string::literal_text(raw.get())
-        .map(|text| Some(Str(text)))
-        .map_err(serde::de::Error::custom)
+    forge_adapter_support::json_string::deserialize_text(d).map(|text| text.map(Str))
 }
 
 /// `tool_use`: a call, its parameters kept raw (they become the call's input verbatim).

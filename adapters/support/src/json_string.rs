@@ -52,6 +52,24 @@ pub fn literal_text(literal: &str) -> Result<Cow<'_, str>, serde_json::Error> {
     }
 }
 
+/// A serde field reader for a text that can be huge (an answer): the value is taken as its
+/// literal and decoded by [`literal_text`]. `null` is `None`; any other non-string is the
+/// error serde_json gives for a string field. Needs a deserializer over borrowed JSON text.
+///
+/// # Errors
+/// The deserializer's, for a value that is not a JSON string or `null`.
+pub fn deserialize_text<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Cow<'de, str>>, D::Error> {
+    use serde::Deserialize;
+    let Some(raw) = Option::<&'de serde_json::value::RawValue>::deserialize(d)? else {
+        return Ok(None);
+    };
+    literal_text(raw.get())
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
 /// `u` and its four hex digits (and a low surrogate's `\uXXXX` after a high one): the
 /// character and the bytes used after the backslash.
 fn unicode_escape(escape: &str) -> Option<(char, usize)> {
