@@ -26,6 +26,8 @@ const GLOBAL_KEYS: &[&str] = &[
     // Read by `serve` itself (its roots); a run's configuration has no use for it.
     "server",
     "tools",
+    // Read by `review_file::parse_review_config`.
+    "review",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",
