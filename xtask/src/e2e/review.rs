@@ -9,6 +9,14 @@
 //! | `rate_limit` | HTTP 429 every time | `skipped`, exit 0, the rule finding written; `--strict` not given |
 //!
 //! The user's checkout is checked untouched afterwards (branch, status, work trees).
+//!
+//! `rate_limit` runs with claude and codex only. Gemini 0.61 does not give up on a limit that
+//! never lifts: on a plain HTTP 429 (with `general.maxAttempts = 2`) it retries, falls back
+//! from the pro to the flash model and retries there, still going after 150 s; on the free
+//! tier's `limit: 0` quota error (its `TerminalQuotaError`) it re-sends to the fallback model
+//! in a tight loop (3 600 requests in two minutes). Neither ends with a report forge could
+//! read; the domain's `limit_hit` reads gemini's `[API Error: …]` texts (RESOURCE_EXHAUSTED,
+//! quota, 429) once it does.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -41,6 +49,10 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
     let mut queue = Vec::new();
     for &case in CASES.iter().filter(|c| ctx.scenarios.contains(c)) {
         for &provider in &ctx.providers {
+            if case == "rate_limit" && provider == "gemini" {
+                // See the module doc: gemini 0.61 never gives up on a persistent limit.
+                continue;
+            }
             queue.push((case, provider));
         }
     }
@@ -90,17 +102,14 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         .unwrap_or_default())
 }
 
-fn scenario(root: &Path, dir: &Path, case: &str, provider: &str) -> anyhow::Result<PathBuf> {
+fn scenario(root: &Path, dir: &Path, case: &str) -> anyhow::Result<PathBuf> {
     let fixed = root.join("adapters/fakemodel/scenarios/review");
     Ok(match case {
         "findings" => fixed.join("review_findings.toml"),
         "malformed" => fixed.join("review_malformed.toml"),
         _ => {
             // Every attempt refused: the CLI's own retries run out and it reports the limit.
-            let fail = match provider {
-                "gemini" => "{ status = 429, times = \"always\", message = \"Resource has been exhausted (e.g. check quota).\" }".to_owned(),
-                _ => "{ status = 429, times = \"always\", message = \"rate limit reached\" }".to_owned(),
-            };
+            let fail = "{ status = 429, times = \"always\", message = \"rate limit reached\" }";
             let path = dir.join("rate_limit.toml");
             std::fs::write(
                 &path,
@@ -125,7 +134,7 @@ fn run_case(
         std::fs::remove_dir_all(&dir)?;
     }
     std::fs::create_dir_all(&dir)?;
-    let scenario = scenario(root, &dir, case, provider)?;
+    let scenario = scenario(root, &dir, case)?;
     let server = ServerProcess::start(
         &suite.forge,
         &scenario.to_string_lossy(),
