@@ -13,6 +13,7 @@ mod cmd;
 mod compose;
 mod config_load;
 mod exit;
+pub mod npm_install;
 pub mod offline;
 mod output;
 mod prompt;
