@@ -16,6 +16,7 @@ pub mod handle;
 pub mod orphans;
 mod rate_limit;
 pub mod registry;
+pub mod review;
 pub mod runtime;
 pub mod tap;
 pub mod task;

@@ -13,7 +13,7 @@ pub(crate) mod fake_model;
 mod run;
 mod runs;
 pub(crate) mod task;
-mod time;
+pub(crate) mod time;
 
 use crate::args::{Cli, Command, ConfigCommand};
 use crate::exit::Failure;
