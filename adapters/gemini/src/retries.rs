@@ -276,7 +276,14 @@ mod tests {
     #[test]
     fn the_recorded_retry_lines_give_one_retry_each() {
         let recorded = forge_testkit::fixtures::transcripts("gemini-retries");
-        type Recorded = (&'static str, u32, Option<u16>, Option<u64>, bool, &'static str);
+        type Recorded = (
+            &'static str,
+            u32,
+            Option<u16>,
+            Option<u64>,
+            bool,
+            &'static str,
+        );
         let want: [Recorded; 4] = [
             (
                 "http_500",
