@@ -26,6 +26,7 @@ mod receiver;
 mod record;
 mod resume_cost;
 mod retry_events;
+mod review;
 mod scenarios;
 mod select;
 mod server;
@@ -141,6 +142,12 @@ pub const GROUPS: &[Group] = &[
         about: "task delivery: commit + push + rollback, approve, reject, crash mid-approve",
         scenarios: delivery::names,
         run: delivery::run,
+    },
+    Group {
+        name: "review",
+        about: "`review --base HEAD~1`: rule + agent findings, SARIF, GitHub payload, malformed, rate limit",
+        scenarios: review::names,
+        run: review::run,
     },
     Group {
         name: "demo",
