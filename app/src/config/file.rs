@@ -41,6 +41,10 @@ const PROVIDER_KEYS: &[&str] = &[
     "max_budget_usd",
     "max_total_cost_usd",
     "pricing",
+    // A provider configured by protocol rather than registered by name.
+    "kind",
+    "command",
+    "modes",
 ];
 const PRICE_KEYS: &[&str] = &["input_per_mtok", "cached_input_per_mtok", "output_per_mtok"];
 
@@ -172,7 +176,46 @@ impl Reader {
             max_budget_usd: self.money(t, p, "max_budget_usd")?,
             max_total_cost_usd: self.money(t, p, "max_total_cost_usd")?,
             pricing,
+            kind: self.string(t, p, "kind")?,
+            command: self.strings(t, p, "command")?,
+            modes: self.modes(t, p)?,
         })
+        .and_then(|section| self.kind_keys(section, p))
+    }
+
+    /// `command` and `modes` belong to a provider configured by `kind`, which needs a
+    /// non-empty `command`.
+    fn kind_keys(&self, section: PartialProvider, p: &str) -> Result<PartialProvider, ConfigError> {
+        match (&section.kind, &section.command) {
+            (Some(_), None) => Err(self.err(&join(p, "command"), "missing (required with `kind`)")),
+            (Some(_), Some(argv)) if argv.first().is_none_or(|w| w.trim().is_empty()) => Err(self
+                .err(
+                    &join(p, "command"),
+                    "empty (expected the agent's argv, e.g. [\"gemini\", \"--acp\"])",
+                )),
+            (None, Some(_)) => Err(self.err(
+                &join(p, "command"),
+                "only with `kind` (e.g. kind = \"acp\")",
+            )),
+            (None, None) if !section.modes.is_empty() => {
+                Err(self.err(&join(p, "modes"), "only with `kind` (e.g. kind = \"acp\")"))
+            }
+            _ => Ok(section),
+        }
+    }
+
+    /// `modes = { bypass = "yolo", … }`: forge's permission modes → the agent's mode ids.
+    fn modes(&self, t: &Table, p: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+        let modes = self.string_map(t, p, "modes")?;
+        for mode in modes.keys() {
+            if mode.parse::<forge_domain::PermissionMode>().is_err() {
+                return Err(self.err(
+                    &join(&join(p, "modes"), mode),
+                    "unknown permission mode (expected one of: default, accept-edits, bypass, plan)",
+                ));
+            }
+        }
+        Ok(modes)
     }
 
     fn price(&self, t: &Table, p: &str) -> Result<ModelPrice, ConfigError> {
