@@ -368,15 +368,15 @@ fn stop_name(reason: StopReason) -> &'static str {
     }
 }
 
-/// Token counts an agent put in the prompt answer's `_meta` (`_meta.usage` or
-/// `_meta.<agent>.usage`).
+/// Token counts an agent put in the prompt answer's `_meta`.
 fn meta_usage(raw: &str) -> Option<Usage> {
     let value: serde_json::Value = serde_json::from_str(raw).ok()?;
     let meta = value.get("_meta")?;
+    // `_meta.usage`, `_meta.<agent>.usage`, or gemini's `_meta.quota.token_count`.
     let found = meta.get("usage").cloned().or_else(|| {
         meta.as_object()?
             .values()
-            .find_map(|v| v.get("usage").cloned())
+            .find_map(|v| v.get("usage").or_else(|| v.get("token_count")).cloned())
     })?;
     let m: MetaUsage = serde_json::from_value(found).ok()?;
     Some(Usage {

@@ -38,6 +38,8 @@ pub const PASSTHROUGH_KINDS: &[&str] = &[
     "current_mode_update",
     "config_option_update",
     "session_info_update",
+    // Its cost is read into the result; the context window sizes are kept raw.
+    "usage_update",
     "plan",
     "permission",
 ];

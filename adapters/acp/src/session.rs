@@ -20,8 +20,7 @@ use serde::Deserialize;
 use crate::flow::{self, FlowConfig, Open};
 use crate::rpc::{self, Incoming, Kind, PROMPT, SESSION, SET_MODE};
 
-/// JSON-RPC "resource not found": what ACP clients answer for a file that does not exist,
-/// so an agent writing a new file goes on to write it.
+/// JSON-RPC "resource not found" (a path that is not a file).
 const NOT_FOUND: i32 = -32002;
 
 /// What the three session-opening answers share.
@@ -206,6 +205,10 @@ impl AcpSession {
         let root = &self.services.workdir;
         let bytes = match self.services.workspace.read_file(root, &request.path).await {
             Ok(bytes) => bytes,
+            // A missing file inside the workspace reads as empty: gemini 0.61 reads a file
+            // before writing it and fails the write on any error (its check for a missing
+            // file never matches the JSON-RPC error object its SDK hands it).
+            Err(e) if is_missing(&e) => Vec::new(),
             Err(e) => return Err(self.refused(e, &request.path, step)),
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -256,10 +259,8 @@ impl AcpSession {
     /// The JSON-RPC error for a refused or failed file access; an escape from the
     /// workspace is also kept in the result.
     fn refused(&self, error: ForgeError, path: &Path, step: &mut SessionStep) -> RpcError {
-        let missing =
-            matches!(&error, ForgeError::Io { message, .. } if message.contains("No such file"));
-        let rpc = if missing {
-            RpcError::new(NOT_FOUND, format!("file not found: {}", path.display()))
+        let rpc = if is_missing(&error) {
+            RpcError::new(NOT_FOUND, format!("Resource not found: {}", path.display()))
         } else {
             RpcError::new(-32603, error.to_string())
         };
@@ -268,6 +269,11 @@ impl AcpSession {
         }
         rpc
     }
+}
+
+/// Whether a workspace error means the file does not exist.
+fn is_missing(error: &ForgeError) -> bool {
+    matches!(error, ForgeError::Io { message, .. } if message.contains("No such file"))
 }
 
 /// The `initialize` request: protocol version 1, files served, no terminals (the agents then
