@@ -53,6 +53,22 @@ pub const PINNED_CLIS: [PinnedCli; 3] = [
     },
 ];
 
+/// The ACP agents forge is verified with (`kind = "acp"`), installed beside the CLIs
+/// (`provider` is the binary's name). gemini's ACP mode is the pinned gemini CLI itself
+/// (`gemini --acp`). Both run on Node 20.
+pub const PINNED_ACP_AGENTS: [PinnedCli; 2] = [
+    PinnedCli {
+        provider: "codex-acp",
+        package: "@zed-industries/codex-acp",
+        version: "0.16.0",
+    },
+    PinnedCli {
+        provider: "claude-agent-acp",
+        package: "@zed-industries/claude-agent-acp",
+        version: "0.23.1",
+    },
+];
+
 /// Environment variable that overrides where the demo installs the CLIs.
 pub const CLIS_DIR_ENV: &str = "FORGE_CLIS_DIR";
 
@@ -103,6 +119,7 @@ impl PinnedCli {
 pub fn missing_clis(clis_dir: &Path) -> Vec<PinnedCli> {
     PINNED_CLIS
         .into_iter()
+        .chain(PINNED_ACP_AGENTS)
         .filter(|cli| !cli.is_installed(clis_dir))
         .collect()
 }
@@ -116,7 +133,12 @@ pub fn npm_install_args(clis_dir: &Path) -> Vec<String> {
         "--no-audit".to_owned(),
         "--no-fund".to_owned(),
     ];
-    args.extend(PINNED_CLIS.iter().map(PinnedCli::spec));
+    args.extend(
+        PINNED_CLIS
+            .iter()
+            .chain(&PINNED_ACP_AGENTS)
+            .map(PinnedCli::spec),
+    );
     args
 }
 
