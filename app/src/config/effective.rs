@@ -318,4 +318,32 @@ mod tests {
             "bad configuration in file /w/forge.toml: key `providers.aider`: provider \"aider\" is not registered (registered: claude, codex, gemini)"
         );
     }
+
+    #[test]
+    fn providers_by_kind_need_no_registration_but_a_known_kind() {
+        let by_kind = |kind: &str| {
+            merge(&[
+                defaults(),
+                Layer::provider(
+                    Source::File("/w/forge.toml".into()),
+                    "aider",
+                    PartialProvider {
+                        kind: Some(kind.to_owned()),
+                        command: Some(vec!["aider".to_owned()]),
+                        ..PartialProvider::default()
+                    },
+                ),
+            ])
+        };
+        let registered = ["claude", "codex", "gemini"];
+        by_kind("acp").validate(&registered, &["acp"]).unwrap();
+        let settings = by_kind("acp").settings("aider");
+        assert_eq!(settings.kind.as_deref(), Some("acp"));
+        assert_eq!(settings.command, ["aider"]);
+        let err = by_kind("mcp").validate(&registered, &["acp"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "bad configuration in file /w/forge.toml: key `providers.aider.kind`: unknown kind \"mcp\" (known: acp)"
+        );
+    }
 }

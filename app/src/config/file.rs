@@ -412,6 +412,22 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_provider_by_kind() {
+        let config = parse(
+            "[providers.gemini-acp]\nkind = \"acp\"\ncommand = [\"gemini\", \"--acp\"]\nenv = { GEMINI_API_KEY = \"k\" }\nmodes = { bypass = \"yolo\" }",
+        )
+        .unwrap();
+        let p = &config.providers["gemini-acp"];
+        assert_eq!(p.kind.as_deref(), Some("acp"));
+        assert_eq!(
+            p.command.as_deref(),
+            Some(&["gemini".to_owned(), "--acp".to_owned()][..])
+        );
+        assert_eq!(p.modes["bypass"], "yolo");
+        assert_eq!(p.env["GEMINI_API_KEY"], "k");
+    }
+
+    #[test]
     fn errors_name_file_key_and_reason() {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
@@ -420,7 +436,28 @@ mod tests {
         );
         check(
             "[providers.claude]\nmodle = \"x\"",
-            "bad configuration in file /w/forge.toml: key `providers.claude.modle`: unknown key (expected one of: binary, args, env, home, isolate_home, copy_user_auth, model, fix_model, timeout_ms, max_turns, max_budget_usd, max_total_cost_usd, pricing)",
+            "bad configuration in file /w/forge.toml: key `providers.claude.modle`: unknown key (expected one of: binary, args, env, home, isolate_home, copy_user_auth, model, fix_model, timeout_ms, max_turns, max_budget_usd, max_total_cost_usd, pricing, kind, command, modes)",
+        );
+        // A provider by kind: its keys, and look-alikes that are refused.
+        check(
+            "[providers.x-acp]\nkind = \"acp\"",
+            "bad configuration in file /w/forge.toml: key `providers.x-acp.command`: missing (required with `kind`)",
+        );
+        check(
+            "[providers.x-acp]\nkind = \"acp\"\ncommand = []",
+            "bad configuration in file /w/forge.toml: key `providers.x-acp.command`: empty (expected the agent's argv, e.g. [\"gemini\", \"--acp\"])",
+        );
+        check(
+            "[providers.gemini]\ncommand = [\"gemini\"]",
+            "bad configuration in file /w/forge.toml: key `providers.gemini.command`: only with `kind` (e.g. kind = \"acp\")",
+        );
+        check(
+            "[providers.gemini]\nmodes = { bypass = \"yolo\" }",
+            "bad configuration in file /w/forge.toml: key `providers.gemini.modes`: only with `kind` (e.g. kind = \"acp\")",
+        );
+        check(
+            "[providers.x-acp]\nkind = \"acp\"\ncommand = [\"a\"]\nmodes = { yolo = \"yolo\" }",
+            "bad configuration in file /w/forge.toml: key `providers.x-acp.modes.yolo`: unknown permission mode (expected one of: default, accept-edits, bypass, plan)",
         );
         check(
             "timeout_ms = \"10s\"",
