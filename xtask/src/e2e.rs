@@ -11,6 +11,7 @@
 //! some and, without `--group`, picks the groups owning those names (a group's own name
 //! stands for all of its scenarios); `-p` narrows the providers of every group.
 
+pub mod acp;
 pub mod api;
 pub mod auto;
 pub mod capture;
@@ -141,6 +142,12 @@ pub const GROUPS: &[Group] = &[
         about: "task delivery: commit + push + rollback, approve, reject, crash mid-approve",
         scenarios: delivery::names,
         run: delivery::run,
+    },
+    Group {
+        name: "acp",
+        about: "each CLI's ACP agent as a `kind = \"acp\"` provider: text, file, shell, resume, 500, Ctrl-C",
+        scenarios: acp::names,
+        run: acp::run,
     },
     Group {
         name: "demo",
