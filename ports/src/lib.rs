@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod notify;
 pub mod process;
 pub mod provider;
+pub mod queue;
 pub mod sink;
 pub mod store;
 pub mod tool_host;
@@ -36,6 +37,7 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
+pub use queue::TaskQueue;
 pub use sink::{EventSink, RunSink};
 pub use store::{DecideOutcome, TaskStore};
 pub use tool_host::{

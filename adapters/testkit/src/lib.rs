@@ -10,4 +10,5 @@ pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;
 pub mod props;
+pub mod queue_contract;
 pub mod reorder;

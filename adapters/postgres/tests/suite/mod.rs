@@ -1,0 +1,3 @@
+mod contract;
+mod faults;
+mod fresh_db;
