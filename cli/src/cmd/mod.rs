@@ -10,6 +10,7 @@ pub(crate) mod demo;
 mod doctor;
 mod events;
 pub(crate) mod fake_model;
+pub(crate) mod queue;
 mod run;
 mod runs;
 pub(crate) mod task;
@@ -51,6 +52,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Task(command) => task::run(command).await,
         Command::Approvals(command) => approvals::run(command).await,
         Command::Serve(args) => crate::serve::run(args).await,
+        Command::Worker(args) => queue::worker::run(args).await,
         Command::Completions { .. } | Command::Config(_) => Ok(0),
     }
 }
