@@ -5,7 +5,7 @@ use std::sync::Arc;
 use forge_adapter_postgres::PgQueue;
 use forge_testkit::queue_contract::Queue;
 
-use super::fresh_db::FreshDb;
+use forge_testkit::postgres::FreshDb;
 
 async fn fresh() -> (Queue, Queue, FreshDb) {
     let db = FreshDb::create().await;

@@ -4,7 +4,7 @@ use forge_adapter_postgres::{MIGRATIONS, PgQueue};
 use forge_domain::ForgeError;
 use forge_ports::TaskQueue;
 
-use super::fresh_db::FreshDb;
+use forge_testkit::postgres::FreshDb;
 
 #[tokio::test]
 async fn an_unreachable_server_is_an_error_within_seconds_naming_it() {

@@ -1,3 +1,2 @@
 mod contract;
 mod faults;
-mod fresh_db;

@@ -98,7 +98,7 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
     let mut config = WorkerConfig::new(name.clone());
     config.concurrency = usize::from(args.concurrency);
     config.lease_ms = args.lease_ms;
-    config.heartbeat_ms = (args.lease_ms / 4).clamp(100, 500);
+    config.heartbeat_ms = (args.lease_ms / 4).clamp(100, 250);
     config.drain = Duration::from_secs(args.drain_secs);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let json = args.json;

@@ -1,5 +1,13 @@
-//! A fresh database per test on the test server, dropped when the test ends (pass or fail).
-//! No server is a failure saying so, never a skip.
+//! A fresh PostgreSQL database per test on the test server (`FORGE_TEST_POSTGRES_URL`, else
+//! the machine's own at 127.0.0.1:5432), dropped when the test ends, pass or fail. No
+//! server is a failure saying so, never a skip.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test support: a failed step should fail the test"
+)]
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -35,6 +43,7 @@ async fn admin() -> tokio_postgres::Client {
 }
 
 impl FreshDb {
+    /// Creates the database (from inside a tokio runtime).
     pub async fn create() -> Self {
         let name = format!(
             "forge_test_{}_{}_{}",
@@ -49,8 +58,6 @@ impl FreshDb {
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .await
             .unwrap();
-        let mut config: tokio_postgres::Config = server_url().parse().unwrap();
-        config.dbname(&name);
         let url = with_db(&server_url(), &name);
         Self { url, name }
     }
@@ -71,6 +78,21 @@ fn with_db(server: &str, db: &str) -> String {
         url.push_str(q);
     }
     url
+}
+
+impl FreshDb {
+    /// [`FreshDb::create`] for tests without a runtime of their own.
+    pub fn create_blocking() -> Self {
+        std::thread::spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(Self::create())
+        })
+        .join()
+        .unwrap()
+    }
 }
 
 impl Drop for FreshDb {
