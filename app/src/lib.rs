@@ -14,6 +14,7 @@ pub mod execution;
 pub mod from_config;
 pub mod handle;
 pub mod orphans;
+pub mod queue;
 mod rate_limit;
 pub mod registry;
 pub mod review;

@@ -79,6 +79,8 @@ pub enum Command {
     Review(Box<crate::cmd::review::ReviewArgs>),
     /// Serve the API, live event streams and the web page over HTTP
     Serve(crate::serve::ServeArgs),
+    /// Claim tasks from a queue (PostgreSQL or SQLite) and run them, until SIGTERM
+    Worker(crate::cmd::queue::worker::WorkerArgs),
     /// The autonomous loop: a planner proposes the next task, an executor carries it out,
     /// until the goal is done or a safety rail stops it (state saved after every step)
     Auto(crate::cmd::auto::AutoArgs),

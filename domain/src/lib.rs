@@ -15,6 +15,7 @@ pub mod ids;
 pub mod orphan;
 pub mod path_policy;
 pub mod pricing;
+pub mod queue;
 pub mod rate_limit;
 pub mod raw;
 pub mod redact;

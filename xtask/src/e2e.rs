@@ -11,6 +11,7 @@
 //! some and, without `--group`, picks the groups owning those names (a group's own name
 //! stands for all of its scenarios); `-p` narrows the providers of every group.
 
+pub mod acp;
 pub mod api;
 pub mod auto;
 pub mod capture;
@@ -148,6 +149,12 @@ pub const GROUPS: &[Group] = &[
         about: "`review --base HEAD~1`: rule + agent findings, SARIF, GitHub payload, malformed, rate limit",
         scenarios: review::names,
         run: review::run,
+    },
+    Group {
+        name: "acp",
+        about: "each CLI's ACP agent as a `kind = \"acp\"` provider: text, file, shell, resume, 500, Ctrl-C",
+        scenarios: acp::names,
+        run: acp::run,
     },
     Group {
         name: "demo",
