@@ -5,12 +5,12 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, bail};
-use forge_cli::offline::{PinnedCli, missing_clis, npm_install_args};
+use forge_cli::offline::{PinnedCli, missing_clis_and_agents, npm_install_args};
 
 use super::say;
 
 pub fn ensure(clis_dir: &Path) -> anyhow::Result<()> {
-    let missing = missing_clis(clis_dir);
+    let missing = missing_clis_and_agents(clis_dir);
     if missing.is_empty() {
         say(&format!("pinned CLIs present in {}", clis_dir.display()));
         return Ok(());
@@ -24,9 +24,10 @@ pub fn ensure(clis_dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(clis_dir)?;
     let status = Command::new("npm")
         .args(npm_install_args(clis_dir))
+        .args(missing.iter().map(PinnedCli::spec))
         .status()
         .context("cannot run npm (install Node.js and npm)")?;
-    let still = missing_clis(clis_dir);
+    let still = missing_clis_and_agents(clis_dir);
     if !status.success() || !still.is_empty() {
         let specs: Vec<String> = still.iter().map(PinnedCli::spec).collect();
         bail!(
