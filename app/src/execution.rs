@@ -458,12 +458,22 @@ pub(crate) async fn execute_inner(
             line_state.batch.extend(step.events);
             line_state.runtime_errors.extend(step.errors);
             if step.done && !conversation_over {
-                // The agent is a server: once its answer is in, stdin is closed and it is
-                // ended after the grace if it does not leave by itself.
+                // The agent is a server: once its answer is in, it gets the grace to finish
+                // its own writes (gemini 0.61 saves the session's last messages after
+                // answering: closing stdin at once loses them, and the session cannot be
+                // loaded), then stdin is closed and, after another grace, the ladder.
                 conversation_over = true;
-                stdin = None;
+                let pipe = stdin.take();
+                let grace = plan.ladder.interrupt_grace;
+                let ladder = plan.ladder;
+                let killer = Arc::clone(&killer);
                 shutdown_task.get_or_insert_with(|| {
-                    shutdown_after(&killer, plan.ladder.interrupt_grace, plan.ladder)
+                    tokio::spawn(async move {
+                        tokio::time::sleep(grace).await;
+                        drop(pipe);
+                        tokio::time::sleep(grace).await;
+                        killer.shutdown(ladder).await
+                    })
                 });
             }
         }

@@ -69,6 +69,16 @@ pub const PINNED_ACP_AGENTS: [PinnedCli; 2] = [
     },
 ];
 
+/// The pinned CLIs and ACP agents missing in `clis_dir` (the end-to-end suite needs both;
+/// the demo only the CLIs).
+pub fn missing_clis_and_agents(clis_dir: &Path) -> Vec<PinnedCli> {
+    PINNED_CLIS
+        .into_iter()
+        .chain(PINNED_ACP_AGENTS)
+        .filter(|cli| !cli.is_installed(clis_dir))
+        .collect()
+}
+
 /// Environment variable that overrides where the demo installs the CLIs.
 pub const CLIS_DIR_ENV: &str = "FORGE_CLIS_DIR";
 
@@ -119,7 +129,6 @@ impl PinnedCli {
 pub fn missing_clis(clis_dir: &Path) -> Vec<PinnedCli> {
     PINNED_CLIS
         .into_iter()
-        .chain(PINNED_ACP_AGENTS)
         .filter(|cli| !cli.is_installed(clis_dir))
         .collect()
 }
@@ -133,12 +142,7 @@ pub fn npm_install_args(clis_dir: &Path) -> Vec<String> {
         "--no-audit".to_owned(),
         "--no-fund".to_owned(),
     ];
-    args.extend(
-        PINNED_CLIS
-            .iter()
-            .chain(&PINNED_ACP_AGENTS)
-            .map(PinnedCli::spec),
-    );
+    args.extend(PINNED_CLIS.iter().map(PinnedCli::spec));
     args
 }
 

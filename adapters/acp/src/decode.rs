@@ -8,8 +8,8 @@ use agent_client_protocol::v1::schema::{
     StopReason, ToolCallContent, ToolCallStatus, ToolKind as AcpKind,
 };
 use forge_domain::{
-    AgentEvent, CostSource, EventAccumulator, ExecutionStatus, ForgeError, RawJson, SessionId,
-    ToolKind, Usage,
+    AgentEvent, CostSource, EventAccumulator, ExecutionStatus, FileChangeKind, ForgeError, RawJson,
+    SessionId, ToolKind, Usage,
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 use serde::Deserialize;
@@ -43,6 +43,13 @@ struct MetaUsage {
     cache_read_tokens: u64,
 }
 
+/// A tool call until it completes: its kinds, title and the paths it touches.
+struct OpenCall {
+    kind: AcpKind,
+    name: Arc<str>,
+    paths: Vec<std::path::PathBuf>,
+}
+
 pub struct AcpDecoder {
     config: FlowConfig,
     acc: EventAccumulator,
@@ -50,8 +57,8 @@ pub struct AcpDecoder {
     /// `session/load` replays the history as updates before its answer: not this run's.
     replaying: bool,
     cli_version: Option<String>,
-    /// Kind and name of each tool call, for its later updates.
-    tools: HashMap<Arc<str>, (ToolKind, Arc<str>)>,
+    /// Each open tool call, for its later updates.
+    tools: HashMap<Arc<str>, OpenCall>,
     stop: Option<StopReason>,
     usage: Option<Usage>,
     /// The cost the agent reported last (`usage_update.cost`).
@@ -231,7 +238,13 @@ impl AcpDecoder {
                 let id: Arc<str> = call.tool_call_id.0.clone();
                 let kind = tool_kind(call.kind);
                 let name: Arc<str> = call.title.as_str().into();
-                self.tools.insert(id.clone(), (kind, name.clone()));
+                let paths = call.locations.iter().map(|l| l.path.clone()).collect();
+                let open = OpenCall {
+                    kind: call.kind,
+                    name: name.clone(),
+                    paths,
+                };
+                self.tools.insert(id.clone(), open);
                 let input = call
                     .raw_input
                     .clone()
@@ -255,10 +268,13 @@ impl AcpDecoder {
             }
             SessionUpdate::ToolCallUpdate(update) => {
                 let id = update.tool_call_id.0.clone();
-                if let (Some(kind), Some((known, _))) =
-                    (update.fields.kind, self.tools.get_mut(&id))
-                {
-                    *known = tool_kind(kind);
+                if let Some(open) = self.tools.get_mut(&id) {
+                    if let Some(kind) = update.fields.kind {
+                        open.kind = kind;
+                    }
+                    if let Some(locations) = &update.fields.locations {
+                        open.paths = locations.iter().map(|l| l.path.clone()).collect();
+                    }
                 }
                 let content = update.fields.content.clone().unwrap_or_default();
                 if let Some(status) = update.fields.status {
@@ -300,9 +316,10 @@ impl AcpDecoder {
         if !matches!(status, ToolCallStatus::Completed | ToolCallStatus::Failed) {
             return;
         }
-        let Some((kind, name)) = self.tools.remove(id) else {
+        let Some(open) = self.tools.remove(id) else {
             return;
         };
+        let (kind, name) = (tool_kind(open.kind), open.name);
         let text: String = content
             .iter()
             .filter_map(|c| match c {
@@ -332,6 +349,20 @@ impl AcpDecoder {
             exit_code,
         };
         self.emit(out, event);
+        // A completed edit, delete or move changed the files it names.
+        let change = match open.kind {
+            AcpKind::Edit => FileChangeKind::Modified,
+            AcpKind::Delete => FileChangeKind::Deleted,
+            AcpKind::Move => FileChangeKind::Renamed,
+            _ => return,
+        };
+        if status == ToolCallStatus::Completed {
+            for path in open.paths {
+                let path = path.strip_prefix(&self.config.workdir).unwrap_or(&path);
+                let path = path.display().to_string();
+                self.emit(out, AgentEvent::FileChanged { path, change });
+            }
+        }
     }
 
     fn unknown(&mut self, out: &mut Vec<AgentEvent>, kind: &str, raw: &str) {

@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
     SetSessionModeRequest, TextContent, WriteTextFileRequest,
 };
 use async_trait::async_trait;
-use forge_domain::{AgentEvent, FileChangeKind, ForgeError, RawJson};
+use forge_domain::{AgentEvent, ForgeError, RawJson};
 use forge_ports::{AgentSession, SessionServices, SessionStep};
 use serde::Deserialize;
 
@@ -230,12 +230,7 @@ impl AcpSession {
         step: &mut SessionStep,
     ) -> Result<serde_json::Value, RpcError> {
         let root = &self.services.workdir;
-        let existed = self
-            .services
-            .workspace
-            .read_file(root, &request.path)
-            .await
-            .is_ok();
+        // The edit's tool call reports the change (the decoder's `file_changed`).
         if let Err(e) = self
             .services
             .workspace
@@ -244,15 +239,6 @@ impl AcpSession {
         {
             return Err(self.refused(e, &request.path, step));
         }
-        let path = request.path.strip_prefix(root).unwrap_or(&request.path);
-        step.events.push(AgentEvent::FileChanged {
-            path: path.display().to_string(),
-            change: if existed {
-                FileChangeKind::Modified
-            } else {
-                FileChangeKind::Added
-            },
-        });
         Ok(serde_json::json!({}))
     }
 

@@ -46,7 +46,18 @@ pub async fn run(args: DoctorArgs) -> Result<u8, Failure> {
     let chosen = config.default_provider.value.clone();
     let names = match &args.provider {
         Some(_) => vec![chosen.clone()],
-        None => compose::provider_names(&registry),
+        // The registered providers, and those configured by kind (`kind = "acp"`).
+        None => {
+            let mut names = compose::provider_names(&registry);
+            names.extend(
+                config
+                    .providers
+                    .iter()
+                    .filter(|(_, p)| p.kind.is_some())
+                    .map(|(name, _)| name.clone()),
+            );
+            names
+        }
     };
     let env: EnvSnapshot = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))

@@ -207,9 +207,12 @@ fn run_case(suite: &Suite, cli: &str, case: &str) -> anyhow::Result<()> {
                 .find(|t| t["kind"] == "shell")
                 .context("no shell tool call")?;
             ensure!(shell["is_error"] == false, "the command failed: {shell}");
+            // It really ran: its output went back to the model (gemini's ACP updates carry
+            // no output, so the fake model's request log is the witness for all three).
+            let log = std::fs::read_to_string(c.workspace.with_file_name("requests.jsonl"))?;
             ensure!(
-                shell["output"].as_str().is_some_and(|o| o.contains('2')),
-                "wc -l output missing: {shell}"
+                log.contains("2 notes.txt"),
+                "the output of `wc -l notes.txt` never reached the model"
             );
             Ok(())
         }
@@ -269,9 +272,10 @@ fn run_case(suite: &Suite, cli: &str, case: &str) -> anyhow::Result<()> {
 
 /// Ctrl-C while the agent streams a slow answer: partial, cancelled, forge gone promptly.
 fn cancel(suite: &Suite, cli: &str) -> anyhow::Result<()> {
-    let root = suite.work.join("acp_cancel").join(cli);
-    std::fs::create_dir_all(&root)?;
-    let scenario = root.join("slow.toml");
+    // Beside the case directory, which `prepare` clears.
+    let dir = suite.work.join("acp_cancel");
+    std::fs::create_dir_all(&dir)?;
+    let scenario = dir.join(format!("{cli}.slow.toml"));
     std::fs::write(
         &scenario,
         "name = \"slow\"\ndescription = \"a slow answer\"\nprompts = [\"Count slowly.\"]\n\n[[turns]]\ntext = \"one two three four five six seven eight nine ten eleven twelve\"\nchunks = 12\nchunk_delay_ms = 2000\n",

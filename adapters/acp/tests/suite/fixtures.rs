@@ -69,6 +69,7 @@ fn every_transcript_decodes() {
         if scenario == "write_file" {
             let call = pieces.tool_calls.first().expect("a tool call");
             assert_eq!(call.kind, ToolKind::FileWrite, "{name}");
+            assert_eq!(pieces.metadata.changed_files, ["hello.txt"], "{name}");
         }
         // gemini and claude report tokens (in `_meta` and `usage_update`); codex-acp 0.16 only
         // the context window.
