@@ -21,6 +21,7 @@ pub mod delivery;
 mod demo;
 mod install;
 mod mcp;
+mod queue;
 mod rate_limit;
 mod receiver;
 mod record;
@@ -141,6 +142,12 @@ pub const GROUPS: &[Group] = &[
         about: "task delivery: commit + push + rollback, approve, reject, crash mid-approve",
         scenarios: delivery::names,
         run: delivery::run,
+    },
+    Group {
+        name: "queue",
+        about: "workers with their own HOME run a submitted task once, on PostgreSQL",
+        scenarios: queue::names,
+        run: queue::run,
     },
     Group {
         name: "demo",
