@@ -17,6 +17,7 @@ pub mod orphans;
 pub mod queue;
 mod rate_limit;
 pub mod registry;
+pub mod review;
 pub mod runtime;
 pub mod tap;
 pub mod task;

@@ -21,6 +21,7 @@ pub mod raw;
 pub mod redact;
 pub mod request;
 pub mod result;
+pub mod review;
 pub mod shared_text;
 pub mod status;
 pub mod task;

@@ -15,6 +15,7 @@ pub mod notify;
 pub mod process;
 pub mod provider;
 pub mod queue;
+pub mod session;
 pub mod sink;
 pub mod store;
 pub mod tool_host;
@@ -38,6 +39,7 @@ pub use provider::{
     ProviderSettings, ResultPieces,
 };
 pub use queue::TaskQueue;
+pub use session::{AgentSession, SessionServices, SessionStep, StdinWriter};
 pub use sink::{EventSink, RunSink};
 pub use store::{DecideOutcome, TaskStore};
 pub use tool_host::{
