@@ -22,6 +22,7 @@ pub mod delivery;
 mod demo;
 mod install;
 mod mcp;
+mod queue;
 mod rate_limit;
 mod receiver;
 mod record;
@@ -155,6 +156,12 @@ pub const GROUPS: &[Group] = &[
         about: "each CLI's ACP agent as a `kind = \"acp\"` provider: text, file, shell, resume, 500, Ctrl-C",
         scenarios: acp::names,
         run: acp::run,
+    },
+    Group {
+        name: "queue",
+        about: "workers with their own HOME run a submitted task once, on PostgreSQL",
+        scenarios: queue::names,
+        run: queue::run,
     },
     Group {
         name: "demo",

@@ -342,3 +342,36 @@ fn queue_urls_that_cannot_be_used_fail_clearly() {
         "postgres://forge@127.0.0.1:1/forge",
     );
 }
+
+#[test]
+fn push_on_a_repository_url_is_refused_not_silently_dropped() {
+    let setup = Setup::new(false);
+    for args in [
+        vec!["task", "submit", "--queue", &setup.queue, "--push"],
+        vec!["task", "run", "--push", "--json"],
+    ] {
+        let out = setup
+            .forge("submitter")
+            .args(&args)
+            .args(["--repo", &setup.repo(), "a task"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("--push with a repository URL"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(
+        !setup.dir.path().join("queue.db").exists() || {
+            // Nothing was queued.
+            let out = setup
+                .forge("submitter")
+                .args(["task", "list", "--queue", &setup.queue, "--json"])
+                .output()
+                .unwrap();
+            serde_json::from_slice::<Value>(&out.stdout).unwrap() == serde_json::json!([])
+        }
+    );
+}

@@ -6,7 +6,7 @@ pub(crate) mod execute;
 mod gc;
 mod records;
 pub(crate) mod render;
-mod run;
+pub(crate) mod run;
 
 use std::path::PathBuf;
 

@@ -20,6 +20,11 @@ use crate::output::style::Style;
 use crate::output::write_json_pretty;
 use crate::prompt::read_prompt;
 
+/// Why `--push` with a repository URL is refused instead of silently doing nothing.
+pub const URL_PUSH_UNSUPPORTED: &str = "--push with a repository URL cannot be honoured yet: \
+a task on a URL is validated in forge's cached clone, which is not delivered (no commit, no \
+push); run the task in a local clone of the repository, or leave out --push";
+
 /// Exit code of a task stopped by a cost or turn limit.
 pub const STOPPED_BY_LIMIT: u8 = 5;
 
@@ -32,6 +37,9 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         args.repo.clone()
     };
     let is_url = repo_arg.contains("://") || repo_arg.starts_with("git@");
+    if is_url && args.push && !args.no_deliver {
+        return Err(Failure::Usage(URL_PUSH_UNSUPPORTED.to_owned()));
+    }
     let mut flags = args.config.clone();
     let repo = if is_url {
         repo_arg.clone()

@@ -1,0 +1,205 @@
+//! `queue`: tasks across worker processes with each real CLI. Per provider: a fresh
+//! PostgreSQL database (on the server `FORGE_TEST_POSTGRES_URL` names, else the machine's
+//! own), a loopback fake model, two `forge-code-agent worker` processes, each with its own
+//! HOME and user configuration (as two machines would be), and a task submitted with
+//! `task submit --repo <bare repository URL>`. The task must run once, on one of the
+//! workers, through the real CLI, to a validated report with `answer.txt` changed.
+//! (Volume, kill -9 and cancel run with the fake CLI in `cli/tests/suite/queue.rs`.)
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use forge_cli::offline::{self, CodexHome};
+use forge_testkit::postgres::FreshDb;
+use serde_json::Value;
+
+use super::case_run::Suite;
+use super::server::ServerProcess;
+use super::summary::Verdict;
+use super::{Ctx, say};
+
+const CASE: &str = "queue_workers";
+const SCENARIO: &str = "delivery_low_risk";
+const LIMIT: Duration = Duration::from_secs(240);
+
+pub fn names() -> Vec<&'static str> {
+    vec![CASE]
+}
+
+fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=e2e",
+            "-c",
+            "user.email=e2e@example.invalid",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .with_context(|| format!("git {}", args.join(" ")))?;
+    anyhow::ensure!(
+        out.status.success(),
+        "git {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(())
+}
+
+/// A worker process, killed if the case ends early.
+struct Worker(Child);
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn forge(suite: &Suite, home: &Path, env: &[(String, String)]) -> Command {
+    let mut command = Command::new(&suite.forge);
+    for (key, _) in std::env::vars_os() {
+        let name = key.to_string_lossy();
+        if name.starts_with("FORGE_") || name.starts_with("CLAUDE_CLI_") {
+            command.env_remove(&key);
+        }
+    }
+    command
+        .env("HOME", home)
+        .env_remove("XDG_CACHE_HOME")
+        .env("FORGE_CONFIG", home.join("forge-config.toml"))
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .current_dir(home)
+        .stdin(Stdio::null());
+    command
+}
+
+fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
+    let dir = suite.work.join("queue").join(provider);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    let scenario = root
+        .join("xtask/src/e2e/delivery_scenarios")
+        .join(format!("{SCENARIO}.toml"));
+    let server = ServerProcess::start(
+        &suite.forge,
+        &scenario.to_string_lossy(),
+        &dir.join("requests.jsonl"),
+    )?;
+    let offline = offline::configure(
+        provider,
+        &suite.clis,
+        &server.base_url,
+        &CodexHome::Template(dir.join("codex-template")),
+    )?;
+    let env: Vec<(String, String)> = offline.process_env.clone().into_iter().collect();
+    // The repository every worker clones: a bare one reached by URL.
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src)?;
+    std::fs::write(src.join("README.md"), "# app\n")?;
+    git(&src, &["init", "-q", "-b", "main"])?;
+    git(&src, &["add", "-A"])?;
+    git(&src, &["commit", "-q", "-m", "initial"])?;
+    git(&dir, &["clone", "-q", "--bare", "src", "remote.git"])?;
+    let repo = format!("file://{}", dir.join("remote.git").display());
+    let db = FreshDb::create_blocking();
+    let mut workers = Vec::new();
+    for name in ["a", "b"] {
+        let home = dir.join(format!("machine-{name}"));
+        std::fs::create_dir_all(&home)?;
+        std::fs::write(home.join("forge-config.toml"), offline.project_toml())?;
+        let log = std::fs::File::create(dir.join(format!("worker-{name}.log")))?;
+        let child = forge(suite, &home, &env)
+            .args(["worker", "--queue", &db.url, "--name", name])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .context("starting a worker")?;
+        workers.push(Worker(child));
+    }
+    let submitter = dir.join("submitter");
+    std::fs::create_dir_all(&submitter)?;
+    std::fs::write(submitter.join("forge-config.toml"), "")?;
+    let out = forge(suite, &submitter, &env)
+        .args(["task", "submit", "--queue", &db.url, "--repo", &repo])
+        .args([
+            "--provider",
+            provider,
+            "--json",
+            "Write the answer to answer.txt.",
+        ])
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "task submit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = serde_json::from_slice::<Value>(&out.stdout)?["task_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let started = Instant::now();
+    let status = loop {
+        let out = forge(suite, &submitter, &env)
+            .args(["task", "status", "--queue", &db.url, "--json", &id])
+            .output()?;
+        let status: Value = serde_json::from_slice(&out.stdout)
+            .with_context(|| String::from_utf8_lossy(&out.stderr).into_owned())?;
+        let state = status["state"].as_str().unwrap_or_default();
+        if !matches!(state, "queued" | "running") {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            bail!("task {id} still {state} after {} s", LIMIT.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let check = |what: &str, ok: bool| -> anyhow::Result<()> {
+        anyhow::ensure!(ok, "{what}: {status}");
+        Ok(())
+    };
+    check("succeeded", status["state"] == "succeeded")?;
+    check("one attempt", status["attempts"] == 1)?;
+    check(
+        "run by a worker",
+        matches!(status["worker"].as_str(), Some("a" | "b")),
+    )?;
+    check("validated", status["report"]["status"] == "validated")?;
+    let changed = status["report"].to_string();
+    check("answer.txt changed", changed.contains("answer.txt"))?;
+    drop(workers);
+    drop(server);
+    Ok(())
+}
+
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    let mut verdicts = Vec::new();
+    if !ctx.scenarios.contains(&CASE) {
+        return Ok(verdicts);
+    }
+    for &provider in &ctx.providers {
+        let started = Instant::now();
+        let mut failures = Vec::new();
+        if let Err(e) = run_case(&ctx.suite, &ctx.root, provider) {
+            failures.push(format!("{e:#}"));
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        say(&format!(
+            "queue {CASE} {provider:<7} {} ({seconds:.1}s)",
+            if failures.is_empty() { "ok" } else { "FAILED" }
+        ));
+        verdicts.push(Verdict {
+            seconds,
+            failures,
+            ..Verdict::new(CASE, provider)
+        });
+    }
+    Ok(verdicts)
+}
