@@ -37,6 +37,14 @@ pub trait Vcs: Send + Sync {
         base: &str,
     ) -> Result<(), ForgeError>;
 
+    /// The repository's own exclude file (`.git/info/exclude` of the common directory, shared
+    /// by every work tree): where forge lists its folder so the user's `git status` stays
+    /// clean without touching their `.gitignore`.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails or `repo` is not a repository.
+    async fn local_exclude_file(&self, repo: &Path) -> Result<PathBuf, ForgeError>;
+
     /// Removes the work tree at `path` (even with changes in it) and prunes its record.
     /// The branch stays. A path that is no work tree any more is not an error.
     ///

@@ -17,7 +17,7 @@ use forge_domain::task::{
     TaskOutcome, TaskType, ValidationReport, discard_command, totals,
 };
 use forge_domain::{ExecutionStatus, ForgeError, ProviderId};
-use forge_ports::{FileStore, PathChangeKind, Provider, RepoIndexer, Vcs};
+use forge_ports::{BuildCache, FileStore, PathChangeKind, Provider, RepoIndexer, Vcs};
 use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -29,6 +29,7 @@ use super::guard_file::{self, Guard};
 use super::request::{Stage, TaskProgress, TaskRequest};
 use super::rules::{self, InstructionInputs, LoopState, Next};
 use super::validate::StepRunner;
+use super::warm::{self, Warm, WarmInputs};
 use crate::agent::CodeAgent;
 use crate::handle::RunCanceller;
 
@@ -43,6 +44,8 @@ pub struct TaskPorts {
     pub files: Arc<dyn FileStore>,
     /// Masks secrets in validation output and in every artifact the task writes.
     pub redactor: forge_domain::Redactor,
+    /// Build caches shared by the repository's tasks (`None`: every task builds cold).
+    pub build_cache: Option<Arc<dyn BuildCache>>,
 }
 
 /// Runs tasks; built from a [`CodeAgent`] (its providers and runtime) and [`TaskPorts`].
@@ -159,8 +162,15 @@ impl TaskPipeline {
             .vcs
             .add_worktree(&repo, &worktree, &branch, &base)
             .await?;
-        let plan = match self.validation_plan(&req, &worktree).await {
-            Ok(plan) => plan,
+        let prepared = match self.validation_plan(&req, &worktree).await {
+            Ok(plan) => self
+                .warm(&req, &repo, &worktree, &plan)
+                .await
+                .map(|w| (plan, w)),
+            Err(e) => Err(e),
+        };
+        let (plan, warm) = match prepared {
+            Ok(prepared) => prepared,
             Err(e) => {
                 // Nothing ran yet: leave no work tree behind for a task that never started.
                 let _ = self.ports.vcs.remove_worktree(&repo, &worktree).await;
@@ -177,6 +187,7 @@ impl TaskPipeline {
             base,
             worktree,
             plan,
+            warm,
             cycles: Vec::new(),
             started,
             cancel,
@@ -223,6 +234,43 @@ impl TaskPipeline {
         Ok(plan)
     }
 
+    /// Keeps forge's folder out of the checkout's `git status` (`.git/info/exclude`, not
+    /// the user's `.gitignore`), then claims the project's build caches.
+    async fn warm(
+        &self,
+        req: &TaskRequest,
+        repo: &Path,
+        worktree: &Path,
+        plan: &ValidationPlan,
+    ) -> Result<Option<Arc<Warm>>, ForgeError> {
+        let files = self.ports.files.as_ref();
+        let exclude = self.ports.vcs.local_exclude_file(repo).await?;
+        let existing = files.read(&exclude).await?.unwrap_or_default();
+        if let Some(text) = warm::with_exclude_line(&String::from_utf8_lossy(&existing)) {
+            files.write(&exclude, text.as_bytes()).await?;
+        }
+        let Some(cache) = self.ports.build_cache.clone() else {
+            return Ok(None);
+        };
+        if plan.steps.is_empty() {
+            return Ok(None);
+        }
+        let top_level = files
+            .list(worktree)
+            .await?
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        let inputs = WarmInputs {
+            runner: self.agent.runtime().runner.as_ref(),
+            checkout: repo,
+            worktree,
+            top_level,
+            env: &req.env,
+        };
+        Ok(Some(Arc::new(warm::prepare(cache, &inputs).await?)))
+    }
+
     fn step_runner(&self, req: &TaskRequest) -> StepRunner {
         let runtime = self.agent.runtime();
         StepRunner {
@@ -231,6 +279,7 @@ impl TaskPipeline {
             ladder: forge_ports::KillLadder::default(),
             redactor: self.ports.redactor.clone(),
             step_timeout: Duration::from_millis(req.validation.step_timeout_ms),
+            warm: None,
         }
     }
 }
@@ -317,6 +366,8 @@ struct Task<'a> {
     worktree: PathBuf,
     dir: TaskDir,
     plan: ValidationPlan,
+    /// The build caches this task holds (released when the task ends).
+    warm: Option<Arc<Warm>>,
     cycles: Vec<Cycle>,
     started: u64,
     cancel: RunCanceller,
@@ -502,23 +553,42 @@ impl Task<'_> {
             };
             (stop, e, None)
         };
-        let runner = self.pipeline.step_runner(self.req);
+        let mut runner = self.pipeline.step_runner(self.req);
+        runner.warm.clone_from(&self.warm);
         let log_dir = self.dir.validation_dir();
 
-        // Install once, before anything else runs in the work tree.
-        if let Some(install) = self.plan.install() {
+        // Install once, before anything else runs in the work tree (a warm cache may
+        // stand in for it, or need creating first).
+        let installs: Vec<_> = match &self.warm {
+            Some(warm) => warm.install_steps(self.plan.install()),
+            None => self.plan.install().cloned().into_iter().collect(),
+        };
+        let skipped = self
+            .warm
+            .as_ref()
+            .and_then(|w| w.skipped_install(self.plan.install()));
+        if !installs.is_empty() || skipped.is_some() {
             report.stage(Stage::Context, 0.0, "install");
-            let done = runner
+            let refs: Vec<_> = installs.iter().collect();
+            let mut done = runner
                 .run(
                     &self.worktree,
-                    &[install],
+                    &refs,
                     Some(&log_dir),
                     "install",
                     &self.cancel,
                 )
                 .await
                 .map_err(fail)?;
-            if !done.passed {
+            if let Some(step) = skipped {
+                done =
+                    ValidationReport::from_steps(std::iter::once(step).chain(done.steps).collect());
+            }
+            if done.passed {
+                if let Some(warm) = &self.warm {
+                    warm.after_install().await.map_err(fail)?;
+                }
+            } else {
                 let mut ending = Ending::new(StopReason::Error);
                 ending.baseline = Some(done);
                 return Err((

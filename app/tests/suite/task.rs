@@ -120,6 +120,7 @@ fn pipeline(agent_script: &Path, env: &[(&str, &str)]) -> TaskPipeline {
             index: Arc::new(FsRepoIndex::new()),
             files: Arc::new(FsFiles::new()),
             redactor: Redactor::new(),
+            build_cache: None,
         },
     )
 }

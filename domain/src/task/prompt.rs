@@ -194,6 +194,7 @@ mod tests {
             duration_ms: 800,
             output_tail: tail.into(),
             timed_out: false,
+            cache: None,
         }
     }
 

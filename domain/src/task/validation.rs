@@ -49,6 +49,9 @@ pub struct ValidationStep {
     /// The step's own timeout killed it.
     #[serde(default)]
     pub timed_out: bool,
+    /// The build cache the step used, and whether it was warm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<super::buildcache::StepCache>,
 }
 
 impl ValidationStep {
@@ -107,6 +110,7 @@ mod tests {
             duration_ms: 3,
             output_tail: String::new(),
             timed_out,
+            cache: None,
         }
     }
 

@@ -179,6 +179,7 @@ mod tests {
             duration_ms: 5,
             output_tail: "FAIL".into(),
             timed_out: false,
+            cache: None,
         }])
     }
 
