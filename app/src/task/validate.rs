@@ -85,7 +85,8 @@ impl StepRunner {
         let mut done = Vec::new();
         for step in steps {
             let log = log_dir.map(|d| d.join(format!("{label}-{}.log", step.name)));
-            done.push(self.run_one(dir, step, log, cancel).await?);
+            let install = step.name == forge_domain::task::StepName::Install;
+            done.push(self.run_one(dir, step, log, install, cancel).await?);
         }
         Ok(ValidationReport::from_steps(done))
     }
@@ -95,6 +96,7 @@ impl StepRunner {
         dir: &Path,
         step: &PlannedStep,
         log: Option<PathBuf>,
+        install: bool,
         cancel: &RunCanceller,
     ) -> Result<ValidationStep, ForgeError> {
         let script = format!("exec 2>&1\n{}", step.command);
@@ -103,7 +105,11 @@ impl StepRunner {
         invocation.env.set.insert("CI".into(), "1".into());
         let cache = self.warm.as_ref().and_then(|w| {
             invocation.env.set.extend(w.env.clone());
-            w.note_for(&step.command)
+            if install {
+                w.peek_note(&step.command)
+            } else {
+                w.note_for(&step.command)
+            }
         });
         invocation.install_hint = Some("a POSIX shell (sh) is needed to run validation".into());
         let options = SpawnOptions {

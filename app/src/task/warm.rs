@@ -174,7 +174,7 @@ impl Warm {
         self.claims.iter().find(|c| c.kind == kind)
     }
 
-    /// What the step running `command` reports about its cache; later steps of the same
+    /// What the check running `command` reports about its cache; later checks of the same
     /// cache in this task find it warm.
     pub fn note_for(&self, command: &str) -> Option<StepCache> {
         let kind = cache_for_command(command, &self.kinds)?;
@@ -184,6 +184,13 @@ impl Warm {
         note.state = CacheState::Hit;
         note.warm_files = 0;
         Some(now)
+    }
+
+    /// The note of an install step: the cache's state as claimed, left for the first
+    /// check to report too (an install's report is kept only when it fails).
+    pub fn peek_note(&self, command: &str) -> Option<StepCache> {
+        let kind = cache_for_command(command, &self.kinds)?;
+        self.notes.lock().ok()?.get(&kind).cloned()
     }
 
     /// Called before each validation pass: what the cargo cache's build will judge.
@@ -232,7 +239,7 @@ impl Warm {
     /// why it did not run.
     pub fn skipped_install(&self, plan_install: Option<&PlannedStep>) -> Option<ValidationStep> {
         let step = plan_install.filter(|s| self.node_ready(&s.command))?;
-        let note = self.note_for(&step.command)?;
+        let note = self.peek_note(&step.command)?;
         Some(ValidationStep {
             name: step.name,
             command: step.command.clone(),
