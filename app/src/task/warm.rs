@@ -252,6 +252,7 @@ impl Warm {
             ),
             timed_out: false,
             cache: Some(note),
+            failed_tests: None,
         })
     }
 

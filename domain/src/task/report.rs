@@ -113,6 +113,7 @@ mod tests {
             output_tail: tail.into(),
             timed_out: false,
             cache: None,
+            failed_tests: None,
         }
     }
 

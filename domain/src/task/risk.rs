@@ -196,6 +196,7 @@ mod tests {
                     output_tail: String::new(),
                     timed_out: false,
                     cache: None,
+                    failed_tests: None,
                 })
                 .collect(),
         )
