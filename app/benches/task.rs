@@ -103,6 +103,7 @@ fn main() {
             index: Arc::new(FsRepoIndex::new()),
             files: Arc::new(FsFiles::new()),
             redactor: Redactor::new(),
+            build_cache: None,
         },
     );
     let provider = ProviderId::new("echo").unwrap();

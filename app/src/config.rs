@@ -72,7 +72,7 @@ pub use layer::{Layer, PartialConfig, PartialProvider};
 pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
 pub use review_file::{DEFAULT_REVIEW_OUT_DIR, ReviewConfig, parse_review_config};
 pub use source::{Source, Sourced};
-pub use task_file::{TaskConfig, ValidationConfig, parse_task_config};
+pub use task_file::{CacheConfig, TaskConfig, ValidationConfig, parse_task_config};
 pub use tools::{ToolConfig, parse_tools};
 
 /// File name of the project configuration, looked up in the workdir.

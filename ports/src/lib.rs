@@ -6,6 +6,7 @@
 
 pub mod artifacts;
 pub mod autoloop;
+pub mod buildcache;
 pub mod clock;
 pub mod files;
 pub mod index;
@@ -24,6 +25,7 @@ pub mod workspace;
 
 pub use artifacts::{ArtifactStore, RunArtifacts, RunRecord, RunSummary};
 pub use autoloop::{LoopStore, StopSignal};
+pub use buildcache::{BuildCache, CacheClaim, ClaimRequest};
 pub use clock::{Clock, IdGenerator};
 pub use files::FileStore;
 pub use index::{EntryKind, IndexEntry, RepoIndexer};

@@ -38,6 +38,14 @@ pub trait Vcs: Send + Sync {
         base: &str,
     ) -> Result<(), ForgeError>;
 
+    /// The repository's own exclude file (`.git/info/exclude` of the common directory, shared
+    /// by every work tree): where forge lists its folder so the user's `git status` stays
+    /// clean without touching their `.gitignore`.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails or `repo` is not a repository.
+    async fn local_exclude_file(&self, repo: &Path) -> Result<PathBuf, ForgeError>;
+
     /// Creates a work tree at `path` with `commit` checked out, detached (no branch). The
     /// user's own checkout is left as it is; [`Vcs::remove_worktree`] removes it.
     ///

@@ -35,6 +35,14 @@ pub struct BenchArgs {
     /// 100 concurrent runs
     #[arg(long)]
     pub serve: bool,
+    /// Only the warm-validation benchmark (issue 28): a task's baseline in a new work tree
+    /// vs the user's warm checkout, for a cargo, a Node and a Python project
+    #[arg(long)]
+    pub warm: bool,
+    /// The cargo repository for `--warm` (a git repository; default: semver's source from
+    /// cargo's registry)
+    #[arg(long, value_name = "PATH", requires = "warm")]
+    pub warm_repo: Option<std::path::PathBuf>,
     /// Build without optimisation (a quick look; not the shipped binary's numbers)
     #[arg(long)]
     pub debug: bool,
@@ -48,6 +56,9 @@ const TIMEOUT: Duration = Duration::from_secs(90);
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let root = workspace_root();
+    if args.warm {
+        return crate::bench_warm::run(&root, args.warm_repo.as_deref());
+    }
     if args.memory {
         return crate::bench_memory::run(&root);
     }

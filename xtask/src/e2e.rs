@@ -34,6 +34,7 @@ mod select;
 mod server;
 mod summary;
 pub mod task;
+pub mod warm;
 mod web;
 
 use std::path::{Path, PathBuf};
@@ -138,6 +139,12 @@ pub const GROUPS: &[Group] = &[
         about: "`task run`: correction, review fix, cost ceiling, baseline, Ctrl-C, SIGKILL",
         scenarios: task::names,
         run: task::run,
+    },
+    Group {
+        name: "warm",
+        about: "two `task run`s on a built cargo repository: cache seeded, then hit; checkout clean and warm",
+        scenarios: Vec::new,
+        run: warm::run,
     },
     Group {
         name: "delivery",

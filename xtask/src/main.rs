@@ -8,6 +8,7 @@
 mod bench;
 mod bench_memory;
 mod bench_serve;
+mod bench_warm;
 mod ci;
 mod e2e;
 mod man;

@@ -167,6 +167,10 @@ impl Vcs for GitCli {
         crate::worktree::add(self, repo, path, branch, base).await
     }
 
+    async fn local_exclude_file(&self, repo: &Path) -> Result<PathBuf, ForgeError> {
+        crate::worktree::exclude_file(self, repo).await
+    }
+
     async fn add_detached_worktree(
         &self,
         repo: &Path,

@@ -120,6 +120,19 @@ pub(crate) fn parse_porcelain(out: &str) -> Vec<WorktreeInfo> {
     trees
 }
 
+/// `git rev-parse --git-path info/exclude`, made absolute against `repo`.
+pub(crate) async fn exclude_file(git: &GitCli, repo: &Path) -> Result<PathBuf, ForgeError> {
+    let out = git
+        .git_ok(repo, &["rev-parse", "--git-path", "info/exclude"], None)
+        .await?;
+    let path = PathBuf::from(out.trim_end_matches(['\n', '\r']));
+    Ok(if path.is_absolute() {
+        path
+    } else {
+        repo.join(path)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

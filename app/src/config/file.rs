@@ -20,6 +20,7 @@ const GLOBAL_KEYS: &[&str] = &[
     // Read by `task_file::parse_task_config` (the task pipeline's sections).
     "validation",
     "task",
+    "cache",
     // Read by `delivery_file::parse_delivery_config`.
     "delivery",
     "store",
@@ -434,7 +435,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, delivery, store, server, tools, review)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, cache, delivery, store, server, tools, review)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

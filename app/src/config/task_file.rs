@@ -16,6 +16,11 @@
 //! risk_threshold = 3           # below it a change may be committed without a person
 //! instructions = "Prefer small functions."   # extra rules for the instruction file
 //! worktree_root = ".forgecode/worktrees"     # relative to the repository
+//!
+//! [cache]                      # build caches shared by the repository's tasks
+//! enabled = true               # false: every task's validation builds cold
+//! dir = "/big/disk/forge"      # default $XDG_CACHE_HOME/forge-code-agent/build
+//! max_size_mb = 20480          # `task gc` trims the least recently used above it
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -35,6 +40,30 @@ const TASK_KEYS: &[&str] = &[
     "instructions",
     "worktree_root",
 ];
+
+const CACHE_KEYS: &[&str] = &["enabled", "dir", "max_size_mb"];
+
+/// Default size limit of the build caches (`task gc` trims above it): 20 GiB.
+pub const DEFAULT_CACHE_MAX_MB: u64 = 20 * 1024;
+
+/// `[cache]`: the build caches of task validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheConfig {
+    pub enabled: bool,
+    /// Where the caches live; `None`: the user's cache directory.
+    pub dir: Option<PathBuf>,
+    pub max_size_mb: u64,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            dir: None,
+            max_size_mb: DEFAULT_CACHE_MAX_MB,
+        }
+    }
+}
 
 /// Default deadline of one validation step.
 pub const DEFAULT_STEP_TIMEOUT_MS: u64 = 600_000;
@@ -75,6 +104,7 @@ pub struct TaskConfig {
     pub limits: TaskLimits,
     pub instructions: Option<String>,
     pub worktree_root: Option<PathBuf>,
+    pub cache: CacheConfig,
 }
 
 /// Reads the `[validation]` and `[task]` tables of the file at `path` (only for messages);
@@ -129,6 +159,20 @@ pub fn parse_task_config(text: &str, path: &Path) -> Result<TaskConfig, ConfigEr
         };
         config.instructions = r.string(t, "task", "instructions")?;
         config.worktree_root = r.string(t, "task", "worktree_root")?.map(PathBuf::from);
+    }
+    if let Some(c) = r.section(&table, "cache", CACHE_KEYS)? {
+        let d = CacheConfig::default();
+        config.cache = CacheConfig {
+            enabled: match c.get("enabled") {
+                None => d.enabled,
+                Some(Value::Boolean(b)) => *b,
+                Some(v) => return Err(r.wrong("cache", "enabled", "a boolean", v)),
+            },
+            dir: r.string(c, "cache", "dir")?.map(PathBuf::from),
+            max_size_mb: r
+                .positive(c, "cache", "max_size_mb")?
+                .unwrap_or(d.max_size_mb),
+        };
     }
     Ok(config)
 }
@@ -242,13 +286,13 @@ mod tests {
         check(
             "",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: None, worktree_root: None }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: None, worktree_root: None, cache: CacheConfig { enabled: true, dir: None, max_size_mb: 20480 } }",
             ),
         );
         check(
-            "[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 5000\n[task]\nmax_cycles = 2\nmax_total_cost_usd = 1\nmax_review_cycles = 0\ninstructions = \"be brief\"\n",
+            "[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 5000\n[task]\nmax_cycles = 2\nmax_total_cost_usd = 1\nmax_review_cycles = 0\ninstructions = \"be brief\"\n[cache]\nenabled = false\ndir = \"/c\"\nmax_size_mb = 10\n",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: Some(\"be brief\"), worktree_root: None }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 } }",
             ),
         );
         let got = parse_task_config("[validation]\ntests = \"x\"\n", Path::new("/w/forge.toml"));
@@ -263,6 +307,9 @@ mod tests {
                 "task.max_total_cost_usd",
             ),
             ("task = 1\n", "task"),
+            ("[cache]\nenabled = \"yes\"\n", "cache.enabled"),
+            ("[cache]\nmax_size_mb = 0\n", "cache.max_size_mb"),
+            ("[cache]\nsize = 1\n", "cache.size"),
         ] {
             let got = parse_task_config(text, Path::new("/w/forge.toml"));
             assert!(

@@ -1,12 +1,16 @@
 //! `task gc`: what a crashed or finished task left behind. Instruction files are restored
 //! from their markers, and forge's work trees under the root are removed, except those a
 //! delivery still waits on (`report.json` says `pending_approval`). Branches stay: they
-//! hold the changes, and the report's rollback command removes them.
+//! hold the changes, and the report's rollback command removes them. The build caches are
+//! trimmed to the size limit (`[cache] max_size_mb`), least recently used first, never
+//! one a running task holds.
 
 use std::path::{Path, PathBuf};
 
 use forge_domain::ForgeError;
+use forge_domain::task::buildcache::trim;
 use forge_domain::task::{TaskOutcome, TaskStatus};
+use forge_ports::BuildCache;
 
 use super::artifacts::TASKS_DIR;
 use super::guard_file;
@@ -18,6 +22,12 @@ pub struct GcReport {
     pub restored: Vec<PathBuf>,
     pub removed_worktrees: Vec<PathBuf>,
     pub kept_worktrees: Vec<PathBuf>,
+    /// Build cache slots removed to fit the size limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trimmed_caches: Vec<PathBuf>,
+    /// The build caches' size after trimming (bytes), when there are caches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<u64>,
 }
 
 /// Cleans the repository at `repo` (its work-tree root: `root`, default
@@ -60,4 +70,35 @@ pub async fn gc(
         }
     }
     Ok(report)
+}
+
+/// Trims the build caches to `limit_bytes` (see [`trim`]); records what went and what is
+/// left in `report`.
+///
+/// # Errors
+/// [`ForgeError::Io`] when the caches cannot be measured or a slot not removed.
+pub async fn trim_caches(
+    cache: &dyn BuildCache,
+    limit_bytes: u64,
+    report: &mut GcReport,
+) -> Result<(), ForgeError> {
+    let usage = cache.usage().await?;
+    if usage.is_empty() {
+        return Ok(());
+    }
+    let mut total: u64 = usage.iter().map(|u| u.size_bytes).sum();
+    for path in trim(&usage, limit_bytes) {
+        let path = PathBuf::from(path);
+        // Claimed since it was measured: it stays.
+        if cache.remove(&path).await? {
+            let size = usage
+                .iter()
+                .find(|u| Path::new(&u.path) == path)
+                .map_or(0, |u| u.size_bytes);
+            total = total.saturating_sub(size);
+            report.trimmed_caches.push(path);
+        }
+    }
+    report.cache_bytes = Some(total);
+    Ok(())
 }

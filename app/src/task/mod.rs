@@ -12,7 +12,8 @@ pub mod pipeline;
 pub mod request;
 pub mod rules;
 pub mod validate;
+pub mod warm;
 
-pub use gc::{GcReport, gc};
+pub use gc::{GcReport, gc, trim_caches};
 pub use pipeline::{TaskPipeline, TaskPorts, WORKTREES_DIR};
 pub use request::{Stage, TaskProgress, TaskRequest};

@@ -13,6 +13,7 @@ use forge_domain::{ForgeError, Redactor};
 use forge_ports::{Clock, Invocation, KillLadder, ProcessRunner, SpawnOptions, StdoutItem};
 
 use super::detect::{PlannedStep, program_of};
+use super::warm::Warm;
 use crate::handle::RunCanceller;
 
 /// Output kept per step for the report and the correction prompt.
@@ -26,6 +27,9 @@ pub struct StepRunner {
     pub ladder: KillLadder,
     pub redactor: Redactor,
     pub step_timeout: Duration,
+    /// The task's build caches: their environment for every step, and the note each
+    /// step's report carries.
+    pub warm: Option<Arc<Warm>>,
 }
 
 impl StepRunner {
@@ -75,10 +79,14 @@ impl StepRunner {
         label: &str,
         cancel: &RunCanceller,
     ) -> Result<ValidationReport, ForgeError> {
+        if let Some(warm) = &self.warm {
+            warm.before_pass().await?;
+        }
         let mut done = Vec::new();
         for step in steps {
             let log = log_dir.map(|d| d.join(format!("{label}-{}.log", step.name)));
-            done.push(self.run_one(dir, step, log, cancel).await?);
+            let install = step.name == forge_domain::task::StepName::Install;
+            done.push(self.run_one(dir, step, log, install, cancel).await?);
         }
         Ok(ValidationReport::from_steps(done))
     }
@@ -88,12 +96,21 @@ impl StepRunner {
         dir: &Path,
         step: &PlannedStep,
         log: Option<PathBuf>,
+        install: bool,
         cancel: &RunCanceller,
     ) -> Result<ValidationStep, ForgeError> {
         let script = format!("exec 2>&1\n{}", step.command);
         let mut invocation = Invocation::new("sh", vec!["-c".to_owned(), script], dir);
         // Tools that ask questions or draw progress bars behave when they see CI.
         invocation.env.set.insert("CI".into(), "1".into());
+        let cache = self.warm.as_ref().and_then(|w| {
+            invocation.env.set.extend(w.env.clone());
+            if install {
+                w.peek_note(&step.command)
+            } else {
+                w.note_for(&step.command)
+            }
+        });
         invocation.install_hint = Some("a POSIX shell (sh) is needed to run validation".into());
         let options = SpawnOptions {
             stdout_log: log,
@@ -153,6 +170,7 @@ impl StepRunner {
             duration_ms,
             output_tail,
             timed_out,
+            cache,
             failed_tests: (!passed).then(|| {
                 let mut failed = scanner.finish();
                 for name in &mut failed.names {

@@ -83,6 +83,14 @@ fn fixture() -> Fixture {
 }
 
 fn pipeline(agent_script: &Path, env: &[(&str, &str)]) -> TaskPipeline {
+    pipeline_with(agent_script, env, None)
+}
+
+fn pipeline_with(
+    agent_script: &Path,
+    env: &[(&str, &str)],
+    build_cache: Option<Arc<dyn forge_ports::BuildCache>>,
+) -> TaskPipeline {
     let runner: Arc<dyn ProcessRunner> = Arc::new(TokioProcessRunner::new());
     let runtime = Runtime {
         runner: Arc::clone(&runner),
@@ -120,6 +128,7 @@ fn pipeline(agent_script: &Path, env: &[(&str, &str)]) -> TaskPipeline {
             index: Arc::new(FsRepoIndex::new()),
             files: Arc::new(FsFiles::new()),
             redactor: Redactor::new(),
+            build_cache,
         },
     )
 }
@@ -389,6 +398,66 @@ async fn a_turn_cap_is_enforced_live_for_a_cli_without_the_flag() {
         "the run was stopped, not waited for"
     );
     assert_eq!(std::fs::read(tree.join("AGENTS.md")).unwrap(), ORIGINAL);
+}
+
+#[tokio::test]
+async fn validation_uses_the_build_cache_and_each_step_reports_it() {
+    use forge_domain::task::{CacheKind, CacheState, StepCache};
+    use forge_testkit::fakes::RecordingBuildCache;
+    let f = fixture();
+    std::fs::write(f.repo.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    git(&f.repo, &["add", "-A"]);
+    git(&f.repo, &["commit", "-q", "-m", "cargo"]);
+    let cache_root = f.repo.parent().unwrap().join("cache");
+    let cache = Arc::new(RecordingBuildCache::new(&cache_root, CacheState::Seeded, 3));
+    let p = pipeline_with(&f.agent, &[], Some(cache.clone()));
+    let validation = ValidationConfig {
+        build: Some("echo target=$CARGO_TARGET_DIR".into()),
+        test: Some("sh test.sh".into()),
+        ..ValidationConfig::default()
+    };
+    let outcome = run(&p, request(&f.repo, validation, TaskLimits::default()))
+        .await
+        .unwrap();
+    let baseline = outcome.baseline.unwrap();
+    let build = &baseline.steps[0];
+    let entry = build.cache.as_ref().unwrap().entry.clone();
+    assert!(
+        entry.starts_with("cargo-") && entry.ends_with(" slot 0"),
+        "{entry}"
+    );
+    assert_eq!(
+        build.cache,
+        Some(StepCache {
+            kind: CacheKind::Cargo,
+            entry: entry.clone(),
+            state: CacheState::Seeded,
+            warm_files: 3,
+        })
+    );
+    let dir = cache_root.join(entry.trim_end_matches(" slot 0"));
+    assert_eq!(build.output_tail, format!("target={}", dir.display()));
+    // Later steps of the same cache in the task find it warm.
+    assert_eq!(
+        baseline.steps[1].cache.as_ref().map(|c| c.state),
+        Some(CacheState::Hit)
+    );
+    let calls = cache.calls();
+    assert_eq!(calls[0], "copy Cargo.lock");
+    assert!(calls[1].starts_with("claim cargo-") && calls[1].ends_with("seed=true"));
+    assert_eq!(calls[2..4], ["restore".to_owned(), "record".to_owned()]);
+    // Every validation pass records what the build judged.
+    assert_eq!(
+        calls.iter().filter(|c| *c == "record").count(),
+        1 + outcome
+            .cycles
+            .iter()
+            .filter(|c| c.validation.is_some())
+            .count()
+    );
+    // Forge's folder is excluded through .git/info/exclude.
+    let exclude = std::fs::read_to_string(f.repo.join(".git/info/exclude")).unwrap();
+    assert!(exclude.lines().any(|l| l == "/.forgecode/"), "{exclude}");
 }
 
 /// The "agent" of the masking cases: `MODE=break` breaks `test_data` (every run),

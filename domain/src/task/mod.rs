@@ -2,6 +2,7 @@
 //! loop, validation and review results, the risk score and the report. The use case that runs
 //! the stages lives in `forge-app`; here are only values and rules.
 
+pub mod buildcache;
 pub mod change;
 pub mod classify;
 pub mod cycle;
@@ -22,6 +23,7 @@ pub mod spec;
 pub mod status;
 pub mod validation;
 
+pub use buildcache::{CacheKind, CacheState, StepCache};
 pub use change::{ChangeKind, FileChange};
 pub use classify::{choose_model, classify};
 pub use cycle::{Cycle, CycleKind};

@@ -220,6 +220,7 @@ mod tests {
             duration_ms: 800,
             output_tail: tail.into(),
             timed_out: false,
+            cache: None,
             failed_tests: None,
         }
     }

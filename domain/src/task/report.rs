@@ -112,6 +112,7 @@ mod tests {
             duration_ms: 12,
             output_tail: tail.into(),
             timed_out: false,
+            cache: None,
             failed_tests: None,
         }
     }

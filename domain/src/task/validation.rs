@@ -53,6 +53,9 @@ pub struct ValidationStep {
     /// The step's own timeout killed it.
     #[serde(default)]
     pub timed_out: bool,
+    /// The build cache the step used, and whether it was warm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<super::buildcache::StepCache>,
     /// The tests its output named as failing (set when the step failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_tests: Option<FailedTests>,
@@ -216,6 +219,7 @@ mod tests {
             duration_ms: 3,
             output_tail: String::new(),
             timed_out,
+            cache: None,
             failed_tests: None,
         }
     }

@@ -436,7 +436,7 @@ fn instruction_file(provider: &str) -> &'static str {
 }
 
 /// Prices for the models the offline CLIs ask for, so every provider reports a cost.
-fn pricing(provider: &str) -> String {
+pub(crate) fn pricing(provider: &str) -> String {
     let models: &[&str] = match provider {
         "codex" => &[offline::CODEX_MODEL],
         "gemini" => &[

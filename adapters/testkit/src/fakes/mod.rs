@@ -2,6 +2,7 @@
 //! asked, so tests assert behaviour without processes or disks.
 
 pub mod artifacts;
+pub mod build_cache;
 pub mod clock;
 pub mod echo_provider;
 pub mod loop_store;
@@ -13,6 +14,7 @@ pub mod tool_host;
 pub mod workspace;
 
 pub use artifacts::{MemoryArtifactStore, StoredRun};
+pub use build_cache::RecordingBuildCache;
 pub use clock::{FixedClock, SequentialIds};
 pub use echo_provider::EchoProvider;
 pub use loop_store::{FlagStop, MemoryLoopStore};

@@ -8,7 +8,7 @@
 //! | availability     | [`workspace::check_available`]        | the provider, the env     | — (or a typed error)       |
 //! | workspace        | [`workspace::open`]                   | the request               | [`workspace::Workspace`]   |
 //! | classify         | [`task::Task::classify`]              | the task text             | [`task::Classified`]       |
-//! | install          | [`install::install`]                  | the validation plan       | — (or a stop)              |
+//! | install          | [`install::install`]                  | the plan, the warm caches | — (or a stop)              |
 //! | context          | [`gather::gather`]                    | [`gather::GatherInputs`]  | [`gather::Gathered`]       |
 //! | instructions     | [`instructions::write`]               | [`gather::Gathered`]      | [`instructions::Written`]  |
 //! | plan, prompt     | [`plan::write`]                       | [`plan::PlanInputs`]      | the main prompt            |
@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use forge_domain::ForgeError;
 use forge_domain::task::TaskOutcome;
-use forge_ports::{FileStore, RepoIndexer, Vcs};
+use forge_ports::{BuildCache, FileStore, RepoIndexer, Vcs};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::request::{TaskProgress, TaskRequest};
@@ -61,6 +61,8 @@ pub struct TaskPorts {
     pub files: Arc<dyn FileStore>,
     /// Masks secrets in validation output and in every artifact the task writes.
     pub redactor: forge_domain::Redactor,
+    /// Build caches shared by the repository's tasks (`None`: every task builds cold).
+    pub build_cache: Option<Arc<dyn BuildCache>>,
 }
 
 /// Runs tasks; built from a [`CodeAgent`] (its providers and runtime) and [`TaskPorts`].
@@ -121,6 +123,7 @@ impl TaskPipeline {
             ladder: forge_ports::KillLadder::default(),
             redactor: self.ports.redactor.clone(),
             step_timeout: Duration::from_millis(req.validation.step_timeout_ms),
+            warm: None,
         }
     }
 }

@@ -18,6 +18,7 @@ use super::super::guard_file::Guard;
 use super::super::request::{Stage, TaskProgress, TaskRequest};
 use super::super::rules;
 use super::super::validate::StepRunner;
+use super::super::warm::Warm;
 use super::converge::{self, Converge};
 use super::main_run::{self, MainRun};
 use super::plan::{self, PlanInputs};
@@ -68,6 +69,8 @@ pub(super) struct Task<'a> {
     pub worktree: PathBuf,
     pub dir: TaskDir,
     pub plan: ValidationPlan,
+    /// The build caches this task holds (released when the task ends).
+    pub warm: Option<Arc<Warm>>,
     pub cycles: Vec<Cycle>,
     pub started: u64,
     pub cancel: RunCanceller,
@@ -176,6 +179,7 @@ impl<'a> Task<'a> {
             base: opened.base,
             worktree: opened.worktree,
             plan: opened.plan,
+            warm: opened.warm,
             cycles: Vec::new(),
             started,
             cancel,
@@ -207,8 +211,10 @@ impl Task<'_> {
     }
 
     fn checks(&self) -> Checks {
+        let mut runner = self.pipeline.step_runner(self.req);
+        runner.warm.clone_from(&self.warm);
         Checks {
-            runner: self.pipeline.step_runner(self.req),
+            runner,
             log_dir: self.dir.validation_dir(),
             steps: self.plan.checks().cloned().collect(),
         }

@@ -15,6 +15,7 @@ use super::super::artifacts::TASKS_DIR;
 use super::super::detect::{PROJECT_FILES, ValidationPlan, plan_validation};
 use super::super::guard_file;
 use super::super::request::{Stage, TaskRequest};
+use super::super::warm::{self, Warm, WarmInputs};
 use super::task::Reporter;
 use super::{TaskPipeline, WORKTREES_DIR};
 
@@ -29,6 +30,8 @@ pub(super) struct Workspace {
     pub base: String,
     pub worktree: PathBuf,
     pub plan: ValidationPlan,
+    /// The build caches the task holds (released when the task ends).
+    pub warm: Option<Arc<Warm>>,
 }
 
 /// Checks the provider, then opens the task's work tree.
@@ -75,8 +78,14 @@ pub(super) async fn open(
         .vcs
         .add_worktree(&repo, &worktree, &branch, &base)
         .await?;
-    let plan = match validation_plan(pipeline, req, &worktree).await {
-        Ok(plan) => plan,
+    let prepared = match validation_plan(pipeline, req, &worktree).await {
+        Ok(plan) => warm_caches(pipeline, req, &repo, &worktree, &plan)
+            .await
+            .map(|w| (plan, w)),
+        Err(e) => Err(e),
+    };
+    let (plan, warm) = match prepared {
+        Ok(prepared) => prepared,
         Err(e) => {
             // Nothing ran yet: leave no work tree behind for a task that never started.
             let _ = pipeline.ports.vcs.remove_worktree(&repo, &worktree).await;
@@ -91,7 +100,45 @@ pub(super) async fn open(
         base,
         worktree,
         plan,
+        warm,
     })
+}
+
+/// Keeps forge's folder out of the checkout's `git status` (`.git/info/exclude`, not the
+/// user's `.gitignore`), then claims the project's build caches.
+async fn warm_caches(
+    pipeline: &TaskPipeline,
+    req: &TaskRequest,
+    repo: &Path,
+    worktree: &Path,
+    plan: &ValidationPlan,
+) -> Result<Option<Arc<Warm>>, ForgeError> {
+    let files = pipeline.ports.files.as_ref();
+    let exclude = pipeline.ports.vcs.local_exclude_file(repo).await?;
+    let existing = files.read(&exclude).await?.unwrap_or_default();
+    if let Some(text) = warm::with_exclude_line(&String::from_utf8_lossy(&existing)) {
+        files.write(&exclude, text.as_bytes()).await?;
+    }
+    let Some(cache) = pipeline.ports.build_cache.clone() else {
+        return Ok(None);
+    };
+    if plan.steps.is_empty() {
+        return Ok(None);
+    }
+    let top_level = files
+        .list(worktree)
+        .await?
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    let inputs = WarmInputs {
+        runner: pipeline.agent.runtime().runner.as_ref(),
+        checkout: repo,
+        worktree,
+        top_level,
+        env: &req.env,
+    };
+    Ok(Some(Arc::new(warm::prepare(cache, &inputs).await?)))
 }
 
 /// The provider's CLI is installed, of a supported version and logged in.

@@ -114,12 +114,14 @@ async fn run_one(
         model: offline.model.clone(),
         fix_model: None,
     };
+    let task_config = execute::read_task_config(&repo)?;
+    let cache = task_config.cache.clone();
     let request = execute::task_request(
         spec,
         repo.display().to_string(),
         choice,
         template,
-        execute::read_task_config(&repo)?,
+        task_config,
     );
 
     let style = Style::detect(std::io::IsTerminal::is_terminal(&std::io::stdout()));
@@ -139,6 +141,7 @@ async fn run_one(
     let executed = execute::execute(
         agent,
         request,
+        &cache,
         false,
         Deliver::To {
             repo: &repo,

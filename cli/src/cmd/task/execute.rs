@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use forge_adapter_buildcache::FsBuildCache;
 use forge_adapter_fs::{FsFiles, FsRepoIndex};
 use forge_adapter_git::GitCli;
 use forge_app::CodeAgent;
-use forge_app::config::{PROJECT_FILE, TaskConfig, parse_task_config};
+use forge_app::config::{CacheConfig, PROJECT_FILE, TaskConfig, parse_task_config};
 use forge_app::task::{TaskPipeline, TaskPorts, TaskRequest};
 use forge_domain::task::{TaskOutcome, TaskSpec};
 use forge_domain::{ExecutionRequest, ForgeError, ProviderId};
@@ -19,13 +20,20 @@ use crate::exit::Failure;
 use crate::output::style::Style;
 use crate::signals;
 
-/// The task ports over the real adapters.
-pub fn task_ports(runner: Arc<dyn ProcessRunner>) -> TaskPorts {
+/// The task ports over the real adapters; the build caches as `[cache]` says.
+pub fn task_ports(runner: Arc<dyn ProcessRunner>, cache: &CacheConfig) -> TaskPorts {
     TaskPorts {
         vcs: Arc::new(GitCli::new(runner)),
         index: Arc::new(FsRepoIndex::new()),
         files: Arc::new(FsFiles::new()),
         redactor: compose::environment_redactor(),
+        build_cache: cache.enabled.then(|| {
+            let root = cache
+                .dir
+                .clone()
+                .unwrap_or_else(|| forge_cache_home(&std::env::vars().collect()).join("build"));
+            Arc::new(FsBuildCache::new(root)) as Arc<dyn forge_ports::BuildCache>
+        }),
     }
 }
 
@@ -77,11 +85,16 @@ pub fn task_request(
 
 /// `$XDG_CACHE_HOME/forge-code-agent/repos`, else `~/.cache/forge-code-agent/repos`.
 fn cache_dir(env: &EnvSnapshot) -> PathBuf {
+    forge_cache_home(env).join("repos")
+}
+
+/// `$XDG_CACHE_HOME/forge-code-agent`, else `~/.cache/forge-code-agent`.
+pub fn forge_cache_home(env: &EnvSnapshot) -> PathBuf {
     let get = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     get("XDG_CACHE_HOME")
         .or_else(|| get("HOME").map(|h| h.join(".cache")))
         .unwrap_or_else(std::env::temp_dir)
-        .join("forge-code-agent/repos")
+        .join("forge-code-agent")
 }
 
 /// Where the change goes after the pipeline.
@@ -105,10 +118,11 @@ pub struct Executed {
 pub async fn execute(
     agent: CodeAgent,
     request: TaskRequest,
+    cache: &CacheConfig,
     quiet: bool,
     deliver: Deliver<'_>,
 ) -> Result<Executed, Failure> {
-    let ports = task_ports(Arc::clone(&agent.runtime().runner));
+    let ports = task_ports(Arc::clone(&agent.runtime().runner), cache);
     let pipeline = TaskPipeline::new(agent, ports);
     let canceller = TaskPipeline::canceller();
     let watcher = signals::watch(canceller.clone(), quiet)?;

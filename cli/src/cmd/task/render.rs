@@ -62,6 +62,18 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
         o.branch
     );
     let _ = writeln!(s, "work tree {}", o.worktree);
+    // Which build cache each baseline step used, and whether it was warm.
+    for step in o.baseline.iter().flat_map(|b| &b.steps) {
+        if let Some(cache) = &step.cache {
+            let _ = writeln!(
+                s,
+                "baseline {} {:.1}s · build cache {}",
+                step.name,
+                step.duration_ms as f64 / 1000.0,
+                cache.describe()
+            );
+        }
+    }
     if let Some(baseline) = o.baseline.as_ref().filter(|b| !b.passed) {
         let failing: Vec<_> = baseline.failing().map(|st| st.name.as_str()).collect();
         let _ = writeln!(

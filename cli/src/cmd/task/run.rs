@@ -92,6 +92,7 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         model: section.model.map(|m| m.value),
         fix_model: section.fix_model.map(|m| m.value),
     };
+    let cache = task_config.cache.clone();
     let request = execute::task_request(spec, repo, choice, template, task_config);
     // Delivery (store, gate, commit/push or approval) for a local repository.
     let deliver = if is_url || args.no_deliver {
@@ -105,7 +106,7 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let Executed {
         outcome,
         undelivered,
-    } = execute::execute(agent, request, args.json, deliver).await?;
+    } = execute::execute(agent, request, &cache, args.json, deliver).await?;
     let mut out = std::io::stdout().lock();
     if args.json {
         let _ = write_json_pretty(&mut out, &outcome);

@@ -181,6 +181,7 @@ mod tests {
             duration_ms: 5,
             output_tail: "FAIL".into(),
             timed_out: false,
+            cache: None,
             failed_tests: Some(crate::task::FailedTests {
                 names: vec!["test_app.AppTest.test_legacy".into()],
                 count: Some(1),
