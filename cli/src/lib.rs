@@ -13,6 +13,7 @@ mod cmd;
 mod compose;
 mod config_load;
 mod exit;
+pub mod npm_install;
 pub mod offline;
 mod output;
 mod prompt;
@@ -37,6 +38,8 @@ pub fn command() -> clap::Command {
 
 /// Parses the command line, runs the command and returns the process exit code.
 pub fn main() -> ExitCode {
+    // Before any thread starts: the local offset can only be read while single-threaded.
+    cmd::time::detect_local_offset();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

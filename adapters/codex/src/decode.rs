@@ -27,6 +27,8 @@ pub struct CodexDecoder {
     pub(crate) model: Option<String>,
     /// The model named by the run itself (Codex's "model metadata for `X` not found" notice).
     pub(crate) model_from_run: Option<String>,
+    /// The model the run's `config.toml` (or its arguments) chose, when forge named none.
+    pub(crate) model_from_config: Option<String>,
     pub(crate) pricing: PricingTable,
     pub(crate) turns: u32,
     pub(crate) turn_completed: bool,
@@ -53,6 +55,7 @@ impl CodexDecoder {
             baseline: None,
             model: request.model.clone().or_else(|| settings.model.clone()),
             model_from_run: None,
+            model_from_config: None,
             pricing: settings.pricing.clone(),
             turns: 0,
             turn_completed: false,
@@ -73,6 +76,13 @@ impl CodexDecoder {
         self
     }
 
+    /// The model codex's own configuration chose for this run (`config_model.rs`), used when
+    /// the request and settings name none.
+    pub fn with_config_model(mut self, model: Option<String>) -> Self {
+        self.model_from_config = model;
+        self
+    }
+
     pub(crate) fn emit(&mut self, event: AgentEvent, out: &mut Vec<AgentEvent>) {
         self.acc.observe(&event);
         out.push(event);
@@ -80,7 +90,10 @@ impl CodexDecoder {
 
     /// The model this run used, as far as known.
     pub(crate) fn model(&self) -> Option<&str> {
-        self.model.as_deref().or(self.model_from_run.as_deref())
+        self.model
+            .as_deref()
+            .or(self.model_from_run.as_deref())
+            .or(self.model_from_config.as_deref())
     }
 
     /// This run's own usage out of the thread's running total: the total itself for a run

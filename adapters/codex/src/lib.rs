@@ -6,6 +6,7 @@
 //! the [`forge_ports::ProcessRunner`] port.
 
 pub mod argv;
+pub mod config_model;
 pub mod decode;
 pub mod features;
 pub mod health;

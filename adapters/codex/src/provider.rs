@@ -29,6 +29,22 @@ pub struct CodexProvider {
     /// by `invocation`, keyed by the thread being resumed, handed
     /// to the decoder built next for that thread (the port gives `decoder` no context).
     baselines: Mutex<BTreeMap<SessionId, Usage>>,
+    /// The model the run's config or arguments choose when the request and settings name
+    /// none (`config_model.rs`), seen by `invocation` and handed to the decoder built next
+    /// for the same request (keyed by [`request_key`]).
+    config_models: Mutex<BTreeMap<u64, String>>,
+}
+
+/// Identifies a request between `invocation` and `decoder`: two requests with the same
+/// workdir, prompt and thread read the same config, so sharing a key shares the answer.
+fn request_key(request: &ExecutionRequest) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    request.workdir.hash(&mut hasher);
+    request.prompt.hash(&mut hasher);
+    request.resume_session_id.hash(&mut hasher);
+    request.env.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl CodexProvider {
@@ -37,6 +53,7 @@ impl CodexProvider {
             settings,
             features: Mutex::new(CliFeatures::newest()),
             baselines: Mutex::new(BTreeMap::new()),
+            config_models: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -62,7 +79,14 @@ impl CodexProvider {
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(id)
         });
-        CodexDecoder::new(request, &self.settings).with_resumed_usage(baseline)
+        let config_model = self
+            .config_models
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&request_key(request));
+        CodexDecoder::new(request, &self.settings)
+            .with_resumed_usage(baseline)
+            .with_config_model(config_model)
     }
 }
 
@@ -114,6 +138,20 @@ impl Provider for CodexProvider {
                 baselines.pop_first();
             }
             baselines.insert(id.clone(), usage);
+        }
+        let named = request.model.is_some() || self.settings.model.is_some();
+        if let Some(model) = (!named)
+            .then(|| crate::config_model::for_invocation(&invocation))
+            .flatten()
+        {
+            let mut models = self
+                .config_models
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if models.len() >= MAX_BASELINES {
+                models.pop_first();
+            }
+            models.insert(request_key(request), model);
         }
         Ok(invocation)
     }

@@ -22,6 +22,8 @@ pub enum Decision {
         status: u16,
         message: Option<String>,
         in_stream: bool,
+        /// Gemini's `RetryInfo.retryDelay`; `None`: no such detail.
+        retry_delay: Option<String>,
     },
     /// Stream turn `index` but drop the connection after `after` events (turn stays pending).
     Cut { index: usize, after: usize },
@@ -122,6 +124,7 @@ impl TurnBook {
                     status: fail.status,
                     message: fail.message.clone(),
                     in_stream: fail.in_stream,
+                    retry_delay: fail.retry_info_delay(),
                 };
             }
         }

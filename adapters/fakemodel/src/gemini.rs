@@ -121,8 +121,9 @@ pub fn render_response(plan: &ReplyPlan, ids: &IdGen) -> Value {
     chunk(plan, &ids.next("resp_"), parts(plan, true), true)
 }
 
-/// The error body for an injected HTTP failure (with a zero `RetryInfo` so retries are quick).
-pub fn error_body(status: u16, message: &str) -> Value {
+/// The error body for an injected HTTP failure, with a `RetryInfo` detail of `retry_delay`
+/// (protobuf duration text) unless `None`.
+pub fn error_body(status: u16, message: &str, retry_delay: Option<&str>) -> Value {
     let code_name = match status {
         400 => "INVALID_ARGUMENT",
         401 => "UNAUTHENTICATED",
@@ -132,8 +133,11 @@ pub fn error_body(status: u16, message: &str) -> Value {
         503 => "UNAVAILABLE",
         _ => "INTERNAL",
     };
+    let details: Vec<Value> = retry_delay
+        .map(|delay| json!({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}))
+        .into_iter()
+        .collect();
     json!({"error": {
-        "code": status, "message": message, "status": code_name,
-        "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0s"}]
+        "code": status, "message": message, "status": code_name, "details": details
     }})
 }

@@ -252,6 +252,7 @@ fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequ
             status,
             message,
             in_stream,
+            retry_delay,
         } => {
             entry.turn = Some(index);
             entry.outcome = format!("failed {status}");
@@ -261,7 +262,12 @@ fn play_turn(state: &AppState, request: &TurnRequest<'_>, entry: &mut LoggedRequ
                     openai::render_failed_stream(&request.model, status, &message, &state.ids);
                 return sse_response(events, Delivery::default());
             }
-            error_response(request.vendor, status, message.as_deref())
+            error_response(
+                request.vendor,
+                status,
+                message.as_deref(),
+                retry_delay.as_deref(),
+            )
         }
         Decision::Cut { index, after } => {
             entry.turn = Some(index);
@@ -398,14 +404,20 @@ fn final_openai_response(plan: &ReplyPlan, ids: &IdGen) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// An injected HTTP failure in the vendor's error shape, retryable at once.
-pub fn error_response(vendor: Vendor, status: u16, message: Option<&str>) -> Response {
+/// An injected HTTP failure in the vendor's error shape, retryable at once (gemini's after
+/// `retry_delay`, its `RetryInfo` detail, which `None` leaves out).
+pub fn error_response(
+    vendor: Vendor,
+    status: u16,
+    message: Option<&str>,
+    retry_delay: Option<&str>,
+) -> Response {
     let default = default_error_message(status);
     let message = message.unwrap_or(&default);
     let body = match vendor {
         Vendor::Anthropic => anthropic::error_body(status, message),
         Vendor::OpenAi => openai::error_body(status, message),
-        Vendor::Gemini => gemini::error_body(status, message),
+        Vendor::Gemini => gemini::error_body(status, message, retry_delay),
     };
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = (code, json_response(&body)).into_response();

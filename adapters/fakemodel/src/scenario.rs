@@ -110,6 +110,30 @@ pub struct FailKnob {
     /// rate limit mid-stream); the other vendors still get the HTTP error.
     #[serde(default, skip_serializing_if = "is_false")]
     pub in_stream: bool,
+    /// Gemini only: the `retryDelay` of the error's `google.rpc.RetryInfo` detail, protobuf
+    /// duration text (`"1s"`, `"1.5s"`); `"0s"` when not given, so retries are quick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_delay: Option<String>,
+    /// Gemini only: `false` leaves the `RetryInfo` detail out (a quota error that suggests no
+    /// delay), so the CLI falls back to its own backoff.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub retry_info: bool,
+}
+
+impl FailKnob {
+    /// The `RetryInfo.retryDelay` to send: `None` when the detail is left out.
+    pub fn retry_info_delay(&self) -> Option<String> {
+        self.retry_info
+            .then(|| self.retry_delay.clone().unwrap_or_else(|| "0s".to_owned()))
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 fn is_false(value: &bool) -> bool {
@@ -256,6 +280,14 @@ impl Scenario {
                 if !(400..=599).contains(&status) {
                     return Err(FakeModelError::scenario(format!(
                         "turn {index}: fail.status {status} is not an HTTP error status"
+                    )));
+                }
+            }
+            if let Some(delay) = turn.fail.as_ref().and_then(|f| f.retry_delay.as_deref()) {
+                let seconds = delay.strip_suffix('s').and_then(|s| s.parse::<f64>().ok());
+                if !seconds.is_some_and(|s| s >= 0.0) {
+                    return Err(FakeModelError::scenario(format!(
+                        "turn {index}: fail.retry_delay {delay:?} is not a duration like \"1.5s\""
                     )));
                 }
             }

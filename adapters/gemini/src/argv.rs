@@ -84,8 +84,9 @@ fn comma_joined_dirs(dirs: &[std::path::PathBuf]) -> Result<String, ForgeError> 
 ///
 /// # Errors
 /// [`ForgeError::InvalidRequest`] for what gemini cannot do (see `check_supported`), and for
-/// max turns or disallowed tools without a private home: gemini takes both only from a
-/// settings file, and forge does not edit the user's own.
+/// max turns, disallowed tools or tools in the user's own home when gemini would not read the
+/// run's system settings file (`system_settings.rs`): it takes these only from settings
+/// files, and forge does not edit the user's own.
 pub fn build(
     settings: &ProviderSettings,
     user_home: Option<&Path>,
@@ -96,12 +97,6 @@ pub fn build(
     let mut overlay = home::overlay(request)?;
     let forge_tools = crate::mcp::args_and_overlay(ctx);
     if let Some((_, servers)) = &forge_tools {
-        if ctx.home.is_none() {
-            return Err(invalid(
-                "gemini takes MCP servers only from settings.json: run it with a private home \
-                 (isolate_home or a configured home) so forge can serve its tools",
-            ));
-        }
         match &mut overlay {
             Some(overlay) => home::merge(overlay, servers.clone()),
             None => overlay = Some(servers.clone()),
@@ -132,7 +127,9 @@ pub fn build(
     if let Some(session) = &request.resume_session_id {
         args.extend(["--resume".into(), session.as_str().to_owned()]);
     }
-    if let Some((mcp_args, _)) = forge_tools {
+    // In a private home only forge's server is allowed; in the user's own, their servers
+    // keep working beside forge's (which its settings entry trusts).
+    if let (Some((mcp_args, _)), Some(_)) = (forge_tools, &ctx.home) {
         args.extend(mcp_args);
     }
     args.extend(settings.args.iter().cloned());
@@ -156,13 +153,22 @@ pub fn build(
             env.set.insert("GEMINI_CLI_HOME".into(), home_str);
             files = home::home_files(home, settings.copy_user_auth, user_home, overlay)?;
         }
-        None if overlay.is_some() => {
-            return Err(invalid(
-                "gemini reads max turns and excluded tools only from settings.json: run it \
-                 with a private home (isolate_home or a configured home) so forge can write them",
-            ));
+        None => {
+            if let Some(overlay) = overlay {
+                let lookup = |key: &str| {
+                    request
+                        .env
+                        .get(key)
+                        .or_else(|| settings.env.get(key))
+                        .cloned()
+                        .or_else(|| std::env::var(key).ok())
+                };
+                let (file, system_env) =
+                    crate::system_settings::files_and_env(&ctx.run_dir, &lookup, overlay)?;
+                files.push(file);
+                env.set.extend(system_env);
+            }
         }
-        None => {}
     }
 
     let program = settings

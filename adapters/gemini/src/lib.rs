@@ -15,11 +15,14 @@
 //! - **Private home** ([`home`]): with a run home, `HOME` and `GEMINI_CLI_HOME` point at it
 //!   and `.gemini/settings.json` is written: API-key auth (`GEMINI_API_KEY`) and no usage
 //!   statistics, or with `copy_user_auth` a copy of the user's settings and login files.
-//!   Max turns (`model.maxSessionTurns`) and disallowed tools (`tools.exclude`) exist only
-//!   as settings, so they are written there and refused without a private home.
-//!   (`GEMINI_CLI_SYSTEM_SETTINGS_PATH` was tried as an alternative: gemini ignores such a
-//!   file when any parent directory is group/world-writable, e.g. under /tmp, so a limit
-//!   could be silently dropped.)
+//!   Max turns (`model.maxSessionTurns`), disallowed tools (`tools.exclude`) and forge's
+//!   tool server (`mcpServers`) exist only as settings, so they are written there.
+//! - **The user's own home** ([`system_settings`]): the same settings go into a system
+//!   settings file of the run (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, merged onto the machine's),
+//!   which gemini merges over the user's settings; their auth and MCP servers keep working.
+//!   Gemini 0.61 skips a system settings file unless it and every directory above it are
+//!   root-owned and not group/world-writable: forge checks the same rule first and refuses
+//!   the run (naming the directory) rather than drop a limit or the tools silently.
 //! - **Decoding** ([`decode`]): `init`, `message`, `tool_use`, `tool_result`, `error`,
 //!   `result` → canonical events; the `-o json` object too (`decode_document`), and the
 //!   `-o json` error object gemini leaves on stderr (in `finish`).
@@ -41,6 +44,7 @@ mod report;
 mod result;
 pub mod retries;
 pub mod stderr;
+pub mod system_settings;
 pub mod tools;
 pub mod wire;
 

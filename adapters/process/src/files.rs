@@ -17,7 +17,7 @@ pub(crate) async fn write_prepared(files: &[PreparedFile]) -> Result<(), ForgeEr
                 .map_err(|err| ForgeError::io(context(), err))?;
         }
         match &file.source {
-            FileSource::Contents(bytes) => tokio::fs::write(&file.path, bytes)
+            FileSource::Contents(bytes) => write_private(&file.path, bytes)
                 .await
                 .map_err(|err| ForgeError::io(context(), err))?,
             FileSource::CopyOf(source) => match tokio::fs::copy(source, &file.path).await {
@@ -28,4 +28,23 @@ pub(crate) async fn write_prepared(files: &[PreparedFile]) -> Result<(), ForgeEr
         }
     }
     Ok(())
+}
+
+/// Writes `bytes` to a file only its owner can read and write: prepared files hold tokens
+/// and settings (and gemini skips a system settings file others could write).
+async fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::AsyncWriteExt;
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .await?;
+    // An existing file keeps its mode on open: narrow it too.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .await?;
+    file.write_all(bytes).await?;
+    file.flush().await
 }

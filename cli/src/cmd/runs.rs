@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use forge_domain::RunId;
 use serde_json::json;
 
-use super::time::utc;
+use super::time::{local, local_zone};
 use crate::args::RunsCommand;
 use crate::compose;
 use crate::exit::Failure;
@@ -43,7 +43,12 @@ pub async fn run(command: RunsCommand) -> Result<u8, Failure> {
                 "{}",
                 style.bold(format!(
                     "{:<38} {:<19} {:<8} {:<8} {:>8} {:>9}",
-                    "RUN", "STARTED (UTC)", "PROVIDER", "STATUS", "DURATION", "COST"
+                    "RUN",
+                    format!("STARTED ({})", local_zone()),
+                    "PROVIDER",
+                    "STATUS",
+                    "DURATION",
+                    "COST"
                 ))
             )?;
             for run in runs {
@@ -60,7 +65,7 @@ pub async fn run(command: RunsCommand) -> Result<u8, Failure> {
                     out,
                     "{:<38} {:<19} {:<8} {:<8} {:>8} {:>9}",
                     r.run_id.as_str(),
-                    utc(r.started_at_ms),
+                    local(r.started_at_ms),
                     r.provider.as_str(),
                     status,
                     run.duration_ms.map(duration).unwrap_or_else(|| "-".into()),

@@ -104,12 +104,16 @@ impl<'a> HumanRenderer<'a> {
                 self.line(&format!("{} {message}", self.style.red("error:")));
             }
             AgentEvent::RateLimitWait {
-                wait_ms, message, ..
+                wait_ms,
+                resets_at_ms,
+                message,
+                ..
             } => {
                 self.line(&format!(
-                    "{} {message}; waiting {} s for the reset, then resuming",
+                    "{} {message}; waiting {} s for the reset at {}, then resuming",
                     self.style.yellow("rate limited:"),
-                    wait_ms.div_ceil(1_000)
+                    wait_ms.div_ceil(1_000),
+                    crate::cmd::time::local(*resets_at_ms)
                 ));
             }
             AgentEvent::Retry { message, .. } => {

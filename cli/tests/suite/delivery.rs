@@ -9,12 +9,15 @@ use forge_adapter_fs::FsFiles;
 use forge_adapter_git::GitCli;
 use forge_adapter_process::TokioProcessRunner;
 use forge_adapter_store::SqliteStore;
-use forge_adapter_telemetry::SystemClock;
 use forge_app::delivery::{Delivery, DeliveryPorts, DeliverySettings};
 use forge_testkit::delivery::{git, init_repo, outcome, task_worktree};
+use forge_testkit::fakes::FixedClock;
 use serde_json::Value;
 
 use super::harness::Sandbox;
+
+/// When the prepared tasks were delivered: 2026-11-25 18:51:47 UTC.
+const DELIVERED_AT_MS: u64 = 1_795_632_707_596;
 
 /// A repository in the sandbox's `work/` with t1 committed (risk 1) and t2 and t3 held
 /// (risk 6, a `.env`).
@@ -34,7 +37,7 @@ fn prepared() -> Sandbox {
                 vcs: Arc::new(GitCli::new(Arc::new(TokioProcessRunner::new()))),
                 files: Arc::new(FsFiles::new()),
                 notifiers: Vec::new(),
-                clock: Arc::new(SystemClock::new()),
+                clock: Arc::new(FixedClock::new(DELIVERED_AT_MS)),
                 on_step: None,
             },
             DeliverySettings::default(),
@@ -107,6 +110,35 @@ fn approvals_list_and_task_show_json() {
         insta::assert_json_snapshot!("task_show_pending", shown);
         insta::assert_json_snapshot!("task_show_committed", committed);
     });
+}
+
+/// The audit log shows local date and time, in the zone `TZ` names (POSIX sign: `UTC-2` is
+/// two hours east), never epoch milliseconds.
+#[test]
+fn task_show_prints_the_audit_log_in_local_time() {
+    let sandbox = prepared();
+    for (tz, header, at) in [
+        ("UTC", "audit (UTC):", "2026-11-25 18:51:47"),
+        ("UTC-2", "audit (UTC+02:00):", "2026-11-25 20:51:47"),
+        ("UTC+5:30", "audit (UTC-05:30):", "2026-11-25 13:21:47"),
+    ] {
+        let out = sandbox
+            .forge()
+            .env("TZ", tz)
+            .args(["task", "show", "t1"])
+            .assert()
+            .success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        let audit = text.split_once(header).map(|(_, a)| a).unwrap_or_else(|| {
+            panic!("TZ={tz}: no {header:?} in\n{text}");
+        });
+        let lines: Vec<&str> = audit.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert!(!lines.is_empty(), "TZ={tz}: empty audit log\n{text}");
+        for line in lines {
+            assert!(line.contains(at), "TZ={tz}: {line:?} lacks {at}");
+            assert!(!line.contains("17956327"), "TZ={tz}: epoch ms in {line:?}");
+        }
+    }
 }
 
 #[test]

@@ -63,18 +63,7 @@ fn a_provider_whose_task_fails_exits_1_with_the_reason_and_leaves_nothing() {
     // Every pinned CLI "installed", each one the testkit's fake: no npm, no network. The
     // fake answers the version check and then writes nothing, so the task has no change.
     let clis = sandbox.dir.path().join("clis");
-    for cli in forge_cli::offline::PINNED_CLIS {
-        let package = clis.join("node_modules").join(cli.package);
-        std::fs::create_dir_all(&package).unwrap();
-        std::fs::write(
-            package.join("package.json"),
-            format!("{{\"version\":\"{}\"}}", cli.version),
-        )
-        .unwrap();
-        let bin = cli.binary(&clis);
-        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(super::harness::fake(), &bin).unwrap();
-    }
+    install_fakes(&clis);
     let cache = sandbox.dir.path().join("cache");
     let out = sandbox
         .forge()
@@ -99,6 +88,113 @@ fn a_provider_whose_task_fails_exits_1_with_the_reason_and_leaves_nothing() {
         .unwrap_or_else(|| panic!("no table in\n{stdout}"));
     assert!(header.contains("same session"), "{header}");
     assert_eq!(demo_leftovers(&cache), Vec::<PathBuf>::new(), "{stderr}");
+}
+
+/// Every pinned CLI at its version in `clis`, each one a link to the testkit's fake CLI.
+fn install_fakes(clis: &Path) {
+    for cli in forge_cli::offline::PINNED_CLIS {
+        let package = clis.join("node_modules").join(cli.package);
+        std::fs::create_dir_all(&package).unwrap();
+        std::fs::write(
+            package.join("package.json"),
+            format!("{{\"version\":\"{}\"}}", cli.version),
+        )
+        .unwrap();
+        let bin = cli.binary(clis);
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(super::harness::fake(), &bin).unwrap();
+    }
+}
+
+/// A `bin/npm` that talks as much as npm 11 does on Node 20 (engine warning, install-script
+/// notice, summary), then "installs" the fakes of `install_fakes` by copying them into
+/// `--prefix`, or fails like an unknown package when `FAKE_NPM_FAIL` is set. Returns a PATH
+/// with it first.
+fn noisy_npm(root: &Path) -> std::ffi::OsString {
+    let tree = root.join("npm-tree");
+    install_fakes(&tree);
+    let bin = root.join("npm-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = format!(
+        r#"#!/bin/sh
+[ "$1" = --version ] && {{ echo 11.19.1; exit 0; }}
+echo "npm warn EBADENGINE Unsupported engine {{" >&2
+echo "npm warn install-scripts 3 packages have install scripts not yet covered" >&2
+prefix=
+while [ $# -gt 0 ]; do [ "$1" = --prefix ] && prefix=$2; shift; done
+if [ -n "$FAKE_NPM_FAIL" ]; then
+  echo "npm error code E404" >&2
+  echo "npm error 404 Not Found - GET https://registry.npmjs.org/@openai%2fcodex" >&2
+  exit 1
+fi
+cp -a '{}/.' "$prefix/"
+echo "added 11 packages in 27s"
+"#,
+        tree.display()
+    );
+    let npm = bin.join("npm");
+    std::fs::write(&npm, script).unwrap();
+    std::fs::set_permissions(&npm, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut path = std::ffi::OsString::from(&bin);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    path
+}
+
+/// The first demo installs the CLIs with one line of its own (what, where, how long) and
+/// none of npm's chatter; a failed install shows npm's output and stops.
+#[test]
+fn the_first_demo_installs_quietly_and_shows_npm_only_on_failure() {
+    if !["node", "git"].iter().all(|t| answers_version(t)) {
+        eprintln!("note: node or git missing; skipping");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let path = noisy_npm(sandbox.dir.path());
+    let clis = sandbox.dir.path().join("clis");
+    let demo = |fail: bool| {
+        let mut cmd = sandbox.forge();
+        cmd.args(["demo", "--provider", "claude"])
+            .env("PATH", &path)
+            .env("FORGE_CLIS_DIR", &clis)
+            .env("XDG_CACHE_HOME", sandbox.dir.path().join("cache"))
+            .env("FAKE_VERSION", "2.1.330");
+        if fail {
+            cmd.env("FAKE_NPM_FAIL", "1");
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    let (code, stderr) = demo(true);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("into ") && stderr.contains("… failed\n"),
+        "{stderr}"
+    );
+    for npm_said in ["npm error code E404", "npm warn EBADENGINE"] {
+        assert!(stderr.contains(npm_said), "{npm_said} not shown:\n{stderr}");
+    }
+
+    let (code, stderr) = demo(false);
+    assert_eq!(code, Some(1), "the fake agent changes nothing:\n{stderr}");
+    let installing: Vec<&str> = stderr.lines().filter(|l| l.contains("install")).collect();
+    assert_eq!(installing.len(), 1, "{stderr}");
+    let line = installing[0];
+    assert!(
+        line.starts_with(
+            "demo: installing @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 \
+             @google/gemini-cli@0.61.0 into "
+        ) && line.contains("… done in ")
+            && line.ends_with(" s"),
+        "{line}"
+    );
+    for chatter in ["npm warn", "added 11 packages"] {
+        assert!(!stderr.contains(chatter), "{chatter} shown:\n{stderr}");
+    }
 }
 
 #[test]

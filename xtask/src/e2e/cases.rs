@@ -100,6 +100,7 @@ pub fn all() -> Vec<Expect> {
             ..expect("five_tool_rounds", "All five steps are done.")
         },
         expect("rate_limit_then_success", "Hello after a rate limit."),
+        expect("rate_limit_retry_info", "Hello after a suggested wait."),
         Expect {
             ending: Ending::ClearError,
             text: None,

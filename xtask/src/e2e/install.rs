@@ -1,38 +1,30 @@
 //! The pinned CLIs in `target/e2e/clis`, installed with npm when missing or at another
-//! version (a kept cache makes this a no-op).
+//! version (a kept cache makes this a no-op); quietly, as the demo does.
 
+use std::ffi::OsStr;
+use std::io::Write;
 use std::path::Path;
-use std::process::Command;
 
-use anyhow::{Context, bail};
-use forge_cli::offline::{PinnedCli, missing_clis, npm_install_args};
+use forge_cli::npm_install;
 
 use super::say;
 
 pub fn ensure(clis_dir: &Path) -> anyhow::Result<()> {
-    let missing = missing_clis(clis_dir);
-    if missing.is_empty() {
+    let Some(plan) = npm_install::plan(clis_dir) else {
         say(&format!("pinned CLIs present in {}", clis_dir.display()));
         return Ok(());
+    };
+    let mut stderr = std::io::stderr();
+    let _ = write!(stderr, "e2e: {}", plan.line());
+    let _ = stderr.flush();
+    match npm_install::install(OsStr::new("npm"), clis_dir) {
+        Ok(done) => {
+            let _ = writeln!(stderr, "{}", done.line());
+            Ok(())
+        }
+        Err(failed) => {
+            let _ = writeln!(stderr, "failed");
+            Err(failed.into())
+        }
     }
-    let specs: Vec<String> = missing.iter().map(PinnedCli::spec).collect();
-    say(&format!(
-        "installing {} into {}",
-        specs.join(" "),
-        clis_dir.display()
-    ));
-    std::fs::create_dir_all(clis_dir)?;
-    let status = Command::new("npm")
-        .args(npm_install_args(clis_dir))
-        .status()
-        .context("cannot run npm (install Node.js and npm)")?;
-    let still = missing_clis(clis_dir);
-    if !status.success() || !still.is_empty() {
-        let specs: Vec<String> = still.iter().map(PinnedCli::spec).collect();
-        bail!(
-            "npm install failed ({status}); still missing: {}",
-            specs.join(" ")
-        );
-    }
-    Ok(())
 }

@@ -9,6 +9,10 @@
 //!
 //! Once with a session started by forge (all three CLIs), once (claude, codex) with a session
 //! started by the CLI itself in the home forge then resumes it from.
+//!
+//! And codex's cost out of the box (issue 27): with no model in forge's configuration, the
+//! model comes from the `config.toml` of the user's `CODEX_HOME` — priced when the table has
+//! it, named as the one the table lacks when it does not.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,11 +32,13 @@ use super::{Ctx, ServerProcess, say};
 const SCENARIO: &str = "resume";
 const TIMEOUT: Duration = Duration::from_secs(90);
 
-/// Who started the session that forge resumes.
+/// Who started the session that forge resumes, or (`ConfigModel`) no resume: one codex run
+/// whose model only its own config names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Start {
     Forge,
     Cli,
+    ConfigModel,
 }
 
 /// The fake-model scenario it drives (`-s resume` selects it).
@@ -48,6 +54,9 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         if provider != "gemini" {
             cases.push((provider, Start::Cli));
         }
+        if provider == "codex" {
+            cases.push((provider, Start::ConfigModel));
+        }
     }
     let threads: Vec<_> = cases
         .into_iter()
@@ -55,13 +64,18 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
             let suite = ctx.suite.clone();
             std::thread::spawn(move || {
                 let started = std::time::Instant::now();
-                let failures = match run_case(&suite, provider, start) {
+                let outcome = match start {
+                    Start::ConfigModel => run_config_model_case(&suite, provider),
+                    _ => run_case(&suite, provider, start),
+                };
+                let failures = match outcome {
                     Ok(failures) => failures,
                     Err(e) => vec![format!("{e:#}")],
                 };
                 let case = match start {
                     Start::Forge => "resume_cost",
                     Start::Cli => "resume_cost_cli_session",
+                    Start::ConfigModel => "cost_from_cli_config",
                 };
                 say(&format!(
                     "{case:<24} {provider:<7} {}",
@@ -82,6 +96,7 @@ fn run_case(suite: &Suite, provider: &'static str, start: Start) -> anyhow::Resu
     let kind = match start {
         Start::Forge => "forge",
         Start::Cli => "cli",
+        Start::ConfigModel => "config",
     };
     let suite = Suite {
         work: suite.work.join(kind),
@@ -115,7 +130,7 @@ fn run_case(suite: &Suite, provider: &'static str, start: Start) -> anyhow::Resu
             let usage = first.result.as_ref().map(usage_of);
             (session, cost, usage)
         }
-        Start::Cli => {
+        Start::Cli | Start::ConfigModel => {
             let home = case.root.join("home");
             use_fixed_home(&mut case, &suite, &server, &expect, &home)?;
             (run_cli(&case, &home, &first_prompt)?, None, None)
@@ -171,7 +186,7 @@ fn run_case(suite: &Suite, provider: &'static str, start: Start) -> anyhow::Resu
             result.pointer("/metadata/model")
         )),
         (Start::Forge, ..) => failures.push("no cost for the first run".into()),
-        (Start::Cli, ..) => {}
+        (Start::Cli | Start::ConfigModel, ..) => {}
     }
     // The CLI's running totals, where it gives them, sit apart and cover both runs.
     if let Some(total) = result
@@ -198,6 +213,86 @@ fn run_case(suite: &Suite, provider: &'static str, start: Start) -> anyhow::Resu
                 "session_cost_usd ${total:.6} below the run's ${c2:.6}"
             ));
         }
+    }
+    Ok(failures)
+}
+
+/// A codex run with no model in forge's configuration: forge.toml names none, the user's
+/// `CODEX_HOME/config.toml` (the template each private home copies) does. Run twice: with the
+/// shipped table's model (an estimated cost) and with one the table lacks (no cost, the
+/// model named, and the human footer saying which price is missing).
+fn run_config_model_case(suite: &Suite, provider: &'static str) -> anyhow::Result<Vec<String>> {
+    let suite = Suite {
+        work: suite.work.join("config"),
+        capture: false,
+        ..suite.clone()
+    };
+    std::fs::create_dir_all(&suite.work)?;
+    let log = suite.work.join(format!("{provider}.requests.jsonl"));
+    let server = ServerProcess::start(&suite.forge, SCENARIO, &log)?;
+    let expect = cases::all()
+        .into_iter()
+        .find(|e| e.scenario == SCENARIO)
+        .context("resume expectations")?;
+    let prompt = Scenario::builtin(SCENARIO)?
+        .prompts
+        .first()
+        .cloned()
+        .context("the resume scenario has no prompt")?;
+    let mut case = prepare(&suite, &expect, provider, &server.base_url)?;
+    case.offline.model = None;
+    std::fs::write(
+        case.workspace.join("forge.toml"),
+        case.offline.project_toml(),
+    )?;
+    let config = case.root.join("codex-template/config.toml");
+    let text = std::fs::read_to_string(&config).context("the codex template config")?;
+    let named = format!("model = \"{}\"", offline::CODEX_MODEL);
+    anyhow::ensure!(
+        text.contains(&named),
+        "the template config names no model: {text}"
+    );
+
+    let mut failures = Vec::new();
+    let priced = run_forge(&suite, &case, &prompt, None, TIMEOUT)?;
+    ensure_success(&priced, "the run with the config's model")?;
+    let result = priced.result.as_ref().context("no result")?;
+    let (model, cost) = (priced.str_at("/metadata/model"), cost_of(result));
+    say(&format!(
+        "cost_from_cli_config codex: model {model:?} from config.toml, cost {cost:?}"
+    ));
+    if model != Some(offline::CODEX_MODEL) {
+        failures.push(format!(
+            "model {model:?}, config.toml says {}",
+            offline::CODEX_MODEL
+        ));
+    }
+    if cost.is_none_or(|c| c <= 0.0) {
+        failures.push(format!(
+            "no estimated cost with the config's model ({cost:?})"
+        ));
+    }
+    if result
+        .pointer("/metadata/cost_source")
+        .and_then(Value::as_str)
+        != Some("estimated")
+    {
+        failures.push("the cost is not marked estimated".into());
+    }
+
+    // A model the shipped table lacks: named, never priced.
+    std::fs::write(&config, text.replace(&named, "model = \"mystery-model\""))?;
+    let unpriced = run_forge(&suite, &case, &prompt, None, TIMEOUT)?;
+    let model = unpriced.str_at("/metadata/model");
+    let cost = unpriced.result.as_ref().and_then(cost_of);
+    say(&format!(
+        "cost_from_cli_config codex: model {model:?} (not in the table), cost {cost:?}, status {:?}",
+        unpriced.str_at("/status")
+    ));
+    if model != Some("mystery-model") || cost.is_some() {
+        failures.push(format!(
+            "with a model the table lacks: model {model:?}, cost {cost:?} (want mystery-model, none)"
+        ));
     }
     Ok(failures)
 }

@@ -140,7 +140,7 @@ mod tests {
         check("-s resume", "cases[resume] resume_cost[*]");
         check(
             "-s rate_limit_then_success",
-            "cases[rate_limit_then_success] retry_events[*]",
+            "cases[rate_limit_then_success] retry_events[rate_limit_then_success]",
         );
         check(
             "-s shell_fail -s fix_cycle",

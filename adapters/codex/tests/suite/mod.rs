@@ -1,4 +1,5 @@
 mod common;
+mod config_cost;
 mod detect;
 mod fixtures;
 mod invocation;

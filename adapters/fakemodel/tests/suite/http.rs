@@ -162,6 +162,40 @@ async fn rate_limit_once_then_success_for_every_vendor() {
     assert_eq!(outcomes(&server.request_log()), expected);
 }
 
+/// Gemini's `RetryInfo` detail: a suggested delay, or none at all (gemini prints a different
+/// retry line for each, issue 27).
+#[tokio::test]
+async fn gemini_rate_limits_carry_the_retry_info_asked_for() {
+    let cases = [
+        ("retry_delay = \"1.5s\"", Some("1.5s")),
+        ("retry_info = false", None),
+        ("message = \"m\"", Some("0s")),
+    ];
+    for (knob, want) in cases {
+        let toml = format!(
+            "name = \"r\"\n[[turns]]\ntext = \"ok\"\nfail = {{ status = 429, times = 1, {knob} }}\n"
+        );
+        let server = start(&toml).await;
+        let first = gemini(&server, "hello").await;
+        assert_eq!(first.status, 429, "{knob}");
+        let error: Value = serde_json::from_str(&first.body).unwrap();
+        let details = error["error"]["details"].as_array().unwrap();
+        match want {
+            Some(delay) => {
+                assert_eq!(details.len(), 1, "{knob}");
+                assert_eq!(details[0]["retryDelay"], delay, "{knob}");
+            }
+            None => assert!(details.is_empty(), "{knob}: {details:?}"),
+        }
+        assert!(
+            gemini(&server, "hello")
+                .await
+                .body
+                .contains("\"finishReason\":\"STOP\"")
+        );
+    }
+}
+
 const RATE_LIMITED_IN_STREAM: &str = "name = \"r\"\n[[turns]]\ntext = \"after the limit\"\n\
     fail = { status = 429, times = 2, in_stream = true, message = \"Rate limit reached. Please try again in 3s.\" }\n";
 

@@ -134,7 +134,9 @@ fn error_bodies_follow_each_vendor() {
         "anthropic_500": anthropic::error_body(500, "boom"),
         "openai_429": openai::error_body(429, "slow down"),
         "openai_500": openai::error_body(500, "boom"),
-        "gemini_429": gemini::error_body(429, "slow down"),
-        "gemini_500": gemini::error_body(500, "boom"),
+        "gemini_429": gemini::error_body(429, "slow down", Some("0s")),
+        "gemini_429_suggesting_2s": gemini::error_body(429, "slow down", Some("2s")),
+        "gemini_429_without_retry_info": gemini::error_body(429, "slow down", None),
+        "gemini_500": gemini::error_body(500, "boom", Some("0s")),
     }));
 }

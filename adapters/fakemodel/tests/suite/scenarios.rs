@@ -62,6 +62,8 @@ cut_after_events = 2
             times: Times::Count(1),
             message: None,
             in_stream: false,
+            retry_delay: None,
+            retry_info: true,
         })
     );
     assert!(matches!(
@@ -115,6 +117,14 @@ fn invalid_scenarios_say_why() {
         "name = \"x\"\n[[turns]]\ntext = \"a\"\nfail = { status = 200 }\n",
         "not an HTTP error",
     );
+    for delay in ["1", "soon", "-1s", ""] {
+        check_invalid(
+            &format!(
+                "name = \"x\"\n[[turns]]\ntext = \"a\"\nfail = {{ status = 429, retry_delay = \"{delay}\" }}\n"
+            ),
+            "is not a duration",
+        );
+    }
     check_invalid(
         "name = \"x\"\n[[turns]]\ntext = \"a\"\nbogus = 1\n",
         "bogus",

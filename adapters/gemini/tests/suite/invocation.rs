@@ -202,12 +202,6 @@ fn what_gemini_cannot_do_is_refused() {
                 other => panic!("expected InvalidRequest for {want:?}, got {other:?}"),
             }
         };
-    check(&|r| r.max_turns = Some(2), None, "private home");
-    check(
-        &|r| r.disallowed_tools = vec!["x".into()],
-        None,
-        "private home",
-    );
     check(&|r| r.max_turns = Some(0), Some("/h"), "at least 1");
     check(
         &|r| r.append_system_prompt = Some("x".into()),

@@ -5,3 +5,4 @@ mod json_mode;
 mod props;
 mod robustness;
 mod support;
+mod system_settings;

@@ -10,8 +10,8 @@ mod summary;
 mod task;
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::io::Write;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::Args;
 
 use crate::exit::Failure;
+use crate::npm_install;
 use crate::offline::{self, PINNED_CLIS};
 
 #[derive(Debug, Args)]
@@ -135,40 +136,30 @@ async fn check_node() -> Result<(), Failure> {
     Ok(())
 }
 
-/// Installs the pinned CLIs into `clis_dir` unless all are there; npm's output goes to stderr.
+/// Installs the pinned CLIs into `clis_dir` unless all are there: one line says what and how
+/// long it took; npm's own output is shown only when the install fails.
 async fn install_if_missing(clis_dir: &Path) -> Result<(), Failure> {
-    let missing = offline::missing_clis(clis_dir);
-    if missing.is_empty() {
+    let Some(plan) = npm_install::plan(clis_dir) else {
         return Ok(());
+    };
+    let mut stderr = std::io::stderr();
+    let _ = write!(stderr, "demo: {}", plan.line());
+    let _ = stderr.flush();
+    let dir = clis_dir.to_path_buf();
+    let installed =
+        tokio::task::spawn_blocking(move || npm_install::install(OsStr::new("npm"), &dir))
+            .await
+            .map_err(|e| Failure::Other(anyhow::anyhow!("the npm install task failed: {e}")))?;
+    match installed {
+        Ok(done) => {
+            let _ = writeln!(stderr, "{}", done.line());
+            Ok(())
+        }
+        Err(failed) => {
+            let _ = writeln!(stderr, "failed");
+            Err(Failure::Other(anyhow::anyhow!(failed)))
+        }
     }
-    let names: Vec<String> = missing.iter().map(offline::PinnedCli::spec).collect();
-    note(&format!(
-        "installing {} into {} (once; about a minute)…",
-        names.join(" "),
-        clis_dir.display()
-    ));
-    std::fs::create_dir_all(clis_dir)?;
-    let stderr = std::io::stderr().as_fd().try_clone_to_owned()?;
-    let status = tokio::process::Command::new("npm")
-        .args(offline::npm_install_args(clis_dir))
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(stderr))
-        .status()
-        .await?;
-    let still_missing = offline::missing_clis(clis_dir);
-    if !status.success() || !still_missing.is_empty() {
-        return Err(Failure::Other(anyhow::anyhow!(
-            "npm install into {} failed ({status}); missing: {}",
-            clis_dir.display(),
-            still_missing
-                .iter()
-                .map(offline::PinnedCli::spec)
-                .collect::<Vec<_>>()
-                .join(" ")
-        )));
-    }
-    note("installed.");
-    Ok(())
 }
 
 /// `<user cache>/demo/<seconds since epoch>`: a fresh set of workspaces per demo run, never

@@ -101,13 +101,13 @@ pub async fn show(args: TaskIdArgs) -> Result<u8, Failure> {
         .audit(&id)
         .await
         .map_err(store_failure)?;
-    let _ = writeln!(out, "audit:");
+    let _ = writeln!(out, "audit ({}):", crate::cmd::time::local_zone());
     for e in &audit {
         let _ = writeln!(
             out,
             "  {:>4} {} {:<18} {}  {}",
             e.seq,
-            e.at_ms,
+            crate::cmd::time::local(e.at_ms),
             e.action.as_str(),
             e.actor,
             e.detail
