@@ -102,6 +102,7 @@ pub fn outcome(id: &str, worktree: &Path, score: u8, files: &[&str]) -> TaskOutc
         worktree: worktree.display().to_string(),
         cycles: Vec::new(),
         baseline: None,
+        tests: Vec::new(),
         review: ReviewReport::default(),
         risk: RiskScore {
             score,

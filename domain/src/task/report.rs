@@ -11,7 +11,7 @@ use super::id::TaskId;
 use super::kind::TaskType;
 use super::risk_score::RiskScore;
 use super::status::{StopReason, TaskStatus};
-use super::validation::ValidationReport;
+use super::validation::{StepTests, ValidationReport};
 use crate::ids::ProviderId;
 use crate::usage::Usage;
 
@@ -32,6 +32,10 @@ pub struct TaskOutcome {
     pub cycles: Vec<Cycle>,
     /// The validation commands on the untouched worktree; a failure here is not the agent's.
     pub baseline: Option<ValidationReport>,
+    /// Per step that fails now or failed on the baseline, the last validation's tests
+    /// against the baseline: already failing, newly failing (the change's), fixed.
+    #[serde(default)]
+    pub tests: Vec<StepTests>,
     pub review: ReviewReport,
     pub risk: RiskScore,
     pub files: Vec<FileChange>,
@@ -169,6 +173,14 @@ mod tests {
                 1,
                 "FAIL: add(2,2) = 5",
             )])),
+            tests: vec![StepTests {
+                step: StepName::Test,
+                already_failing: vec![],
+                newly_failing: vec![],
+                fixed: vec!["tests::add".into()],
+                regression: false,
+                reason: None,
+            }],
             review: ReviewReport {
                 findings: vec![Finding {
                     rule: "change.lockfile".into(),

@@ -1,6 +1,7 @@
 //! `cargo xtask e2e` task group: `forge-code-agent task run` with the real claude, codex
 //! and gemini against the fake model, on a tiny repository whose validation is a shell
-//! script (`[validation] test = "sh test.sh"`), so no toolchain is needed.
+//! script (`[validation] test = "sh test.sh"`), so no toolchain is needed — but the
+//! `mask_*` cases, which run real `python3 -m unittest` and `cargo test`.
 //!
 //! | case | scenario | shows |
 //! |---|---|---|
@@ -9,6 +10,9 @@
 //! | `cost_ceiling` | as `fix_cycle`, ceiling below two cycles | stopped / `cost_ceiling` after one cycle |
 //! | `text_only` | text, no tool calls | failed / `no_changes` |
 //! | `baseline` | lint failing before the task | baseline recorded, lint not blamed, validated |
+//! | `mask_unittest` | `test_legacy` fails before the task; the agent breaks `test_data` (unittest) | failed, `test_data` newly failing, `test_legacy` already failing, nothing committed; the instruction file names `test_legacy` |
+//! | `mask_cargo` | the same with `cargo test` | the same |
+//! | `mask_safe` | the same repository; the change breaks nothing | validated and committed beside the failing `test_legacy` |
 //! | `ctrl_c` | a slow model, SIGINT to forge | stopped / `cancelled`, instruction file byte-identical |
 //! | `sigkill` | a slow model, SIGKILL to forge | `task gc --keep-worktrees` restores the file byte for byte, `task gc` removes the tree |
 //!
@@ -55,6 +59,18 @@ struct TaskCase {
     toml: &'static str,
     lint: bool,
     kill: Kill,
+    repo: Repo,
+}
+
+/// The repository a case runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repo {
+    /// `test.sh` wants 42 in `answer.txt`.
+    Answer,
+    /// Python: `test_legacy` already fails, `test_data` reads `data.txt`.
+    MaskUnittest,
+    /// The same as a Rust crate under `cargo test`.
+    MaskCargo,
 }
 
 const CASES: &[TaskCase] = &[
@@ -64,6 +80,7 @@ const CASES: &[TaskCase] = &[
         toml: "",
         lint: false,
         kill: Kill::None,
+        repo: Repo::Answer,
     },
     TaskCase {
         name: "secret",
@@ -71,6 +88,7 @@ const CASES: &[TaskCase] = &[
         toml: "",
         lint: false,
         kill: Kill::None,
+        repo: Repo::Answer,
     },
     TaskCase {
         name: "cost_ceiling",
@@ -78,6 +96,7 @@ const CASES: &[TaskCase] = &[
         toml: "max_total_cost_usd = 0.0000001\n",
         lint: false,
         kill: Kill::None,
+        repo: Repo::Answer,
     },
     TaskCase {
         name: "text_only",
@@ -85,6 +104,7 @@ const CASES: &[TaskCase] = &[
         toml: "",
         lint: false,
         kill: Kill::None,
+        repo: Repo::Answer,
     },
     TaskCase {
         name: "baseline",
@@ -92,6 +112,7 @@ const CASES: &[TaskCase] = &[
         toml: "",
         lint: true,
         kill: Kill::None,
+        repo: Repo::Answer,
     },
     TaskCase {
         name: "ctrl_c",
@@ -99,6 +120,7 @@ const CASES: &[TaskCase] = &[
         toml: "",
         lint: false,
         kill: Kill::Interrupt,
+        repo: Repo::Answer,
     },
     TaskCase {
         name: "sigkill",
@@ -106,8 +128,57 @@ const CASES: &[TaskCase] = &[
         toml: "",
         lint: false,
         kill: Kill::Hard,
+        repo: Repo::Answer,
+    },
+    TaskCase {
+        name: "mask_unittest",
+        scenario: "task_mask_break",
+        toml: "max_cycles = 1\n",
+        lint: false,
+        kill: Kill::None,
+        repo: Repo::MaskUnittest,
+    },
+    TaskCase {
+        name: "mask_cargo",
+        scenario: "task_mask_break",
+        toml: "max_cycles = 1\n",
+        lint: false,
+        kill: Kill::None,
+        repo: Repo::MaskCargo,
+    },
+    TaskCase {
+        name: "mask_safe",
+        scenario: "task_mask_safe",
+        toml: "",
+        lint: false,
+        kill: Kill::None,
+        repo: Repo::MaskUnittest,
     },
 ];
+
+const MASK_PY: &str = "import unittest\n\n\nclass AppTest(unittest.TestCase):\n    def test_legacy(self):\n        self.assertEqual(1, 2, 'legacy is broken')\n\n    def test_data(self):\n        with open('data.txt') as f:\n            self.assertEqual(f.read(), 'ok\\n')\n";
+const MASK_CARGO_TOML: &str =
+    "[package]\nname = \"mask\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+const MASK_LIB_RS: &str = "pub fn data() -> &'static str {\n    include_str!(\"../data.txt\")\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn test_legacy() {\n        assert_eq!(1, 2, \"legacy is broken\");\n    }\n\n    #[test]\n    fn test_data() {\n        assert_eq!(super::data(), \"ok\\n\");\n    }\n}\n";
+
+/// The test command of a masking repository, with the toolchain's homes spelled out (the
+/// case runs forge with a private `HOME`).
+fn mask_test_command(repo: Repo, dir: &Path) -> String {
+    match repo {
+        Repo::MaskCargo => {
+            let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+            let cargo_home =
+                std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
+            let rustup_home =
+                std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
+            format!(
+                "env CARGO_HOME={cargo_home} RUSTUP_HOME={rustup_home} CARGO_TARGET_DIR={} cargo test --offline",
+                dir.join("cargo-target").display()
+            )
+        }
+        _ => "python3 -m unittest".to_owned(),
+    }
+}
 
 /// Names of the task cases (for `-s`).
 pub fn names() -> Vec<&'static str> {
@@ -211,34 +282,61 @@ fn run_case(
     let instruction = instruction_file(provider);
     let mut toml = offline.project_toml();
     toml.push_str(&pricing(provider));
-    toml.push_str("\n[validation]\ntest = \"sh test.sh\"\n");
+    if case.repo == Repo::Answer {
+        toml.push_str("\n[validation]\ntest = \"sh test.sh\"\n");
+    } else {
+        toml.push_str(&format!(
+            "\n[validation]\ntest = \"{}\"\n",
+            mask_test_command(case.repo, &dir)
+        ));
+    }
     if case.lint {
         toml.push_str("lint = \"sh lint.sh\"\n");
     }
     toml.push_str("timeout_ms = 60000\n\n[task]\ntimeout_ms = 240000\n");
     toml.push_str(case.toml);
+    let deliver = case.name == "mask_safe" || case.repo != Repo::Answer;
+    if deliver {
+        toml.push_str(
+            "\n[delivery]\nauthor = \"Forge E2E <forge-e2e@example.invalid>\"\nreconcile_grace_ms = 0\n",
+        );
+    }
     let mut files: Vec<(&str, Vec<u8>)> = vec![
         ("forge.toml", toml.into_bytes()),
         ("test.sh", TEST_SH.as_bytes().to_vec()),
         (instruction, ORIGINAL_INSTRUCTIONS.to_vec()),
-        (".gitignore", b".forgecode/\n".to_vec()),
+        (
+            ".gitignore",
+            b".forgecode/\n__pycache__/\nCargo.lock\n".to_vec(),
+        ),
     ];
     if case.lint {
         files.push(("lint.sh", LINT_SH.as_bytes().to_vec()));
+    }
+    match case.repo {
+        Repo::Answer => {}
+        Repo::MaskUnittest => {
+            files.push(("test_app.py", MASK_PY.as_bytes().to_vec()));
+            files.push(("data.txt", b"ok\n".to_vec()));
+        }
+        Repo::MaskCargo => {
+            files.push(("Cargo.toml", MASK_CARGO_TOML.as_bytes().to_vec()));
+            files.push(("src/lib.rs", MASK_LIB_RS.as_bytes().to_vec()));
+            files.push(("data.txt", b"ok\n".to_vec()));
+        }
     }
     make_repo(&repo, &files)?;
 
     let prompt = "Write the answer to answer.txt.";
     let mut command = Command::new(&suite.forge);
     command
-        .args([
-            "task",
-            "run",
-            "--no-deliver",
-            "--provider",
-            provider,
-            "--json",
-        ])
+        .args(["task", "run"])
+        .args(if deliver {
+            &[][..]
+        } else {
+            &["--no-deliver"][..]
+        })
+        .args(["--provider", provider, "--json"])
         .arg("--repo")
         .arg(&repo)
         .args(["--timeout", &TASK_TIMEOUT_SECS.to_string()])
@@ -273,7 +371,10 @@ fn run_case(
             tail(&run.stderr)
         );
     };
-    if let Some(tree) = &worktree {
+    let committed = report.pointer("/status").and_then(Value::as_str) == Some("committed");
+    if committed {
+        // Delivery removed the work tree; the delivery group checks what was committed.
+    } else if let Some(tree) = &worktree {
         check_instruction_file(tree, instruction, f);
     } else {
         f.push("no work tree in the report".into());
@@ -417,6 +518,68 @@ fn run_case(
                 });
             expect("lint failed in the baseline", lint_failed_before);
         }
+        "mask_unittest" | "mask_cargo" => {
+            expect(
+                "failed / max_cycles",
+                s("/status") == "failed" && s("/stop_reason") == "max_cycles",
+            );
+            let names = |field: &str| -> Vec<String> {
+                report
+                    .pointer(&format!("/tests/0/{field}"))
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let newly = names("newly_failing");
+            let already = names("already_failing");
+            expect(
+                "test_data newly failing, alone",
+                newly.len() == 1 && newly[0].ends_with("test_data"),
+            );
+            expect(
+                "test_legacy already failing",
+                already.len() == 1 && already[0].ends_with("test_legacy"),
+            );
+            expect(
+                "blamed on the change",
+                report.pointer("/tests/0/regression") == Some(&Value::Bool(true)),
+            );
+            expect(
+                "nothing delivered",
+                report
+                    .pointer("/delivery/commit")
+                    .is_none_or(Value::is_null),
+            );
+            let branch = s("/branch");
+            expect(
+                "no commit on the task branch",
+                commits_on(&repo, branch) == Some(0),
+            );
+            expect(
+                "the instruction file named test_legacy",
+                written_instructions(&repo, s("/task_id"), instruction).contains("test_legacy"),
+            );
+        }
+        "mask_safe" => {
+            expect("committed", s("/status") == "committed");
+            expect(
+                "not blamed, test_legacy already failing",
+                report.pointer("/tests/0/regression") == Some(&Value::Bool(false))
+                    && report
+                        .pointer("/tests/0/already_failing/0")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| n.ends_with("test_legacy")),
+            );
+            let branch = s("/branch");
+            expect(
+                "one commit on the task branch",
+                commits_on(&repo, branch) == Some(1),
+            );
+        }
         "ctrl_c" => {
             expect("stopped / cancelled", s("/stop_reason") == "cancelled");
             expect("exit 130", run.exit == Some(130));
@@ -425,6 +588,22 @@ fn run_case(
     }
     drop(server);
     Ok(())
+}
+
+/// Commits on `branch` that `main` lacks (`None`: git could not say).
+fn commits_on(repo: &Path, branch: &str) -> Option<u32> {
+    let out = Command::new("git")
+        .args(["rev-list", "--count", &format!("main..{branch}")])
+        .current_dir(repo)
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// The instruction file as forge wrote it, from the task's artifacts.
+fn written_instructions(repo: &Path, task_id: &str, name: &str) -> String {
+    std::fs::read_to_string(repo.join(".forgecode/tasks").join(task_id).join(name))
+        .unwrap_or_default()
 }
 
 fn instruction_file(provider: &str) -> &'static str {
@@ -480,6 +659,9 @@ fn make_repo(repo: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<()> {
     std::fs::create_dir_all(repo)?;
     git(repo, &["init", "-q", "-b", "main"])?;
     for (name, bytes) in files {
+        if let Some(parent) = repo.join(name).parent() {
+            std::fs::create_dir_all(parent)?;
+        }
         std::fs::write(repo.join(name), bytes)?;
     }
     git(repo, &["add", "-A"])?;

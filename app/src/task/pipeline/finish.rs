@@ -98,6 +98,9 @@ fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
         last_validation,
         ending.baseline.as_ref(),
     );
+    let tests = last_validation
+        .map(|v| v.compare(ending.baseline.as_ref()))
+        .unwrap_or_default();
     let worktree = task.worktree.display().to_string();
     TaskOutcome {
         task_id: task.task_id.clone(),
@@ -112,6 +115,7 @@ fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
         worktree,
         cycles: task.cycles.clone(),
         baseline: ending.baseline,
+        tests,
         review: ending.review,
         risk,
         files,

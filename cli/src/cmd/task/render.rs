@@ -82,6 +82,32 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
             failing.join(", ")
         );
     }
+    for t in &o.tests {
+        let list = |names: &[String]| {
+            if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            }
+        };
+        let verdict = if t.regression {
+            style.red("blamed on the change")
+        } else {
+            style.green("not blamed")
+        };
+        let _ = writeln!(
+            s,
+            "{} tests: newly failing {} · already failing {} · fixed {} · {verdict}{}",
+            t.step,
+            list(&t.newly_failing),
+            list(&t.already_failing),
+            list(&t.fixed),
+            t.reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        );
+    }
     for (i, c) in o.cycles.iter().enumerate() {
         let validation = c
             .validation
@@ -185,6 +211,7 @@ mod tests {
                  "validation": {"passed": true, "steps": [{"name": "test", "command": "sh test.sh", "exit_code": 0, "duration_ms": 5, "output_tail": ""}]}}
             ],
             "baseline": {"passed": false, "steps": [{"name": "lint", "command": "sh lint.sh", "exit_code": 1, "duration_ms": 3, "output_tail": "old"}]},
+            "tests": [{"step": "lint", "already_failing": ["test_legacy"], "newly_failing": [], "fixed": ["test_old"], "regression": false}],
             "review": {"findings": [{"rule": "ci-config", "severity": "warning", "path": ".github/workflows/ci.yml", "line": null, "message": "CI configuration changed"}]},
             "risk": {"score": 2, "level": "low", "reasons": ["CI configuration changed (+2)"]},
             "files": [{"path": "auth/jwt.py", "change": "modified", "added": 3, "removed": 1}],
