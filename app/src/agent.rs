@@ -169,13 +169,16 @@ impl CodeAgentBuilder {
         let invalid = |e: forge_domain::IdError| ForgeError::InvalidRequest {
             reason: e.to_string(),
         };
-        for name in self.settings.keys() {
+        let mut providers = BTreeMap::new();
+        for (name, settings) in &self.settings {
             let id = ProviderId::new(name.clone()).map_err(invalid)?;
-            if !self.registry.ids().any(|r| r == &id) {
+            // A provider configured by kind (`kind = "acp"`) has the name its user chose.
+            if settings.kind.is_some() {
+                providers.insert(id.clone(), self.registry.build(&id, settings.clone())?);
+            } else if !self.registry.ids().any(|r| r == &id) {
                 return Err(self.registry.not_supported(name));
             }
         }
-        let mut providers = BTreeMap::new();
         for id in self.registry.ids() {
             let settings = self.settings.get(id.as_str()).cloned().unwrap_or_default();
             providers.insert(id.clone(), self.registry.build(id, settings)?);

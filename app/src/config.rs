@@ -42,6 +42,9 @@
 //! input_schema = { type = "object", properties = { text = { type = "string" } } }
 //! command = ["sh", "-c", "tr a-z A-Z"]
 //! timeout_ms = 10000
+//!
+//! [review]                    # `review`'s outputs (user config or forge.toml)
+//! out_dir = "project/reviews"
 //! ```
 
 mod defaults;
@@ -52,6 +55,7 @@ mod error;
 mod file;
 mod layer;
 mod pricing;
+mod review_file;
 mod source;
 mod task_file;
 mod tools;
@@ -66,6 +70,7 @@ pub use error::ConfigError;
 pub use file::parse_file;
 pub use layer::{Layer, PartialConfig, PartialProvider};
 pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
+pub use review_file::{DEFAULT_REVIEW_OUT_DIR, ReviewConfig, parse_review_config};
 pub use source::{Source, Sourced};
 pub use task_file::{TaskConfig, ValidationConfig, parse_task_config};
 pub use tools::{ToolConfig, parse_tools};

@@ -10,8 +10,9 @@ use forge_domain::{
     RunId,
 };
 use forge_ports::{
-    InvocationContext, KillLadder, Provider, RegisteredTool, RunArtifacts, RunLogger, RunRecord,
-    SpawnOptions, StdoutItem, ToolHost, ToolRun,
+    AgentSession, InvocationContext, KillLadder, ProcessKiller, Provider, RegisteredTool,
+    RunArtifacts, RunLogger, RunRecord, SessionServices, SpawnOptions, StdinWriter, StdoutItem,
+    ToolHost, ToolRun,
 };
 use futures::FutureExt;
 use tokio::sync::mpsc;
@@ -146,6 +147,56 @@ impl LineState<'_> {
             }
         }
     }
+}
+
+/// Writes a session's lines to the agent; a failed write (the agent is gone) is kept and
+/// closes stdin.
+async fn write_lines(
+    stdin: &mut Option<Box<dyn StdinWriter>>,
+    lines: Vec<String>,
+    errors: &mut Vec<ForgeError>,
+) {
+    for line in lines {
+        let Some(pipe) = stdin.as_mut() else {
+            return;
+        };
+        if let Err(e) = pipe.write_line(&line).await {
+            errors.push(e);
+            *stdin = None;
+        }
+    }
+}
+
+/// Cancel or timeout: a conversing agent is asked to stop first (its answer still arrives)
+/// and the ladder waits the interrupt grace; any other CLI gets the ladder at once.
+async fn ask_to_stop(
+    session: Option<&mut (dyn AgentSession + 'static)>,
+    stdin: &mut Option<Box<dyn StdinWriter>>,
+    errors: &mut Vec<ForgeError>,
+    ladder: KillLadder,
+) -> Duration {
+    match session {
+        Some(session) if stdin.is_some() => {
+            write_lines(stdin, session.cancel(), errors).await;
+            ladder.interrupt_grace
+        }
+        _ => Duration::ZERO,
+    }
+}
+
+/// The kill ladder on the child's group after `grace` (returns at once if it has exited).
+fn shutdown_after(
+    killer: &Arc<dyn ProcessKiller>,
+    grace: Duration,
+    ladder: KillLadder,
+) -> tokio::task::JoinHandle<Result<(), ForgeError>> {
+    let killer = Arc::clone(killer);
+    tokio::spawn(async move {
+        if !grace.is_zero() {
+            tokio::time::sleep(grace).await;
+        }
+        killer.shutdown(ladder).await
+    })
 }
 
 async fn sleep_until_opt(deadline: Option<Instant>) {
@@ -336,6 +387,24 @@ pub(crate) async fn execute_inner(
     };
     record.pid = child.pid();
 
+    // A CLI that holds a conversation (ACP) gets its session: the opening lines now, an
+    // answer to every stdout line before the line is decoded.
+    let services = SessionServices {
+        workspace: Arc::clone(&rt.workspace),
+        runner: Arc::clone(&rt.runner),
+        workdir: workdir.clone(),
+    };
+    let mut session = provider.session(&plan.request, &ctx, services);
+    let mut stdin = match &session {
+        Some(_) => child.take_stdin(),
+        None => None,
+    };
+    let mut early_errors = Vec::new();
+    if let Some(session) = session.as_mut() {
+        write_lines(&mut stdin, session.opening(), &mut early_errors).await;
+    }
+    let mut conversation_over = false;
+
     let mut decoder = provider.decoder(&plan.request);
     let provider_id_for_metrics = provider.id();
     let killer = child.killer();
@@ -346,7 +415,7 @@ pub(crate) async fn execute_inner(
     let mut killed = false;
     let mut shutdown_task = None;
     let mut raw_events: Vec<RawJson> = Vec::new();
-    let mut runtime_errors: Vec<ForgeError> = Vec::new();
+    let mut runtime_errors: Vec<ForgeError> = early_errors;
     let mut batch: Vec<AgentEvent> = Vec::new();
 
     let mut line_state = LineState {
@@ -370,26 +439,45 @@ pub(crate) async fn execute_inner(
             }
             () = canceller.cancel.cancelled(), if stop.is_none() => {
                 stop = Some(Stop::Cancelled);
-                let killer = Arc::clone(&killer);
-                let ladder = plan.ladder;
-                shutdown_task = Some(tokio::spawn(async move { killer.shutdown(ladder).await }));
+                let grace = ask_to_stop(session.as_deref_mut(), &mut stdin, line_state.runtime_errors, plan.ladder).await;
+                shutdown_task.get_or_insert_with(|| shutdown_after(&killer, grace, plan.ladder));
                 continue;
             }
             () = sleep_until_opt(deadline), if stop.is_none() && deadline.is_some() => {
                 stop = Some(Stop::TimedOut);
-                let killer = Arc::clone(&killer);
-                let ladder = plan.ladder;
-                shutdown_task = Some(tokio::spawn(async move { killer.shutdown(ladder).await }));
+                let grace = ask_to_stop(session.as_deref_mut(), &mut stdin, line_state.runtime_errors, plan.ladder).await;
+                shutdown_task.get_or_insert_with(|| shutdown_after(&killer, grace, plan.ladder));
                 continue;
             }
             item = child.next_stdout() => item,
         };
+        if let (Some(session), Ok(Some(StdoutItem::Line { text, .. }))) = (session.as_mut(), &item)
+        {
+            let step = session.on_line(text).await;
+            write_lines(&mut stdin, step.send, line_state.runtime_errors).await;
+            line_state.batch.extend(step.events);
+            line_state.runtime_errors.extend(step.errors);
+            if step.done && !conversation_over {
+                // The agent is a server: once its answer is in, stdin is closed and it is
+                // ended after the grace if it does not leave by itself.
+                conversation_over = true;
+                stdin = None;
+                shutdown_task.get_or_insert_with(|| {
+                    shutdown_after(&killer, plan.ladder.interrupt_grace, plan.ladder)
+                });
+            }
+        }
         let mut ended = !line_state.take(item);
         // Decode whatever is already waiting before delivering: one bundle write and one
         // wake-up of the reader per burst instead of per line. `next_stdout` is cancel-safe,
         // so polling it once and dropping the future loses nothing.
         let mut burst = 1;
-        while !ended && burst < MAX_BURST_LINES && line_state.burst_bytes < MAX_BURST_BYTES {
+        // A session answers line by line, so its lines are not read ahead.
+        while !ended
+            && session.is_none()
+            && burst < MAX_BURST_LINES
+            && line_state.burst_bytes < MAX_BURST_BYTES
+        {
             match child.next_stdout().now_or_never() {
                 Some(item) => ended = !line_state.take(item),
                 None => break,
@@ -410,7 +498,15 @@ pub(crate) async fn execute_inner(
             Err(e) => runtime_errors.push(ForgeError::io("kill ladder task", e)),
         }
     }
+    drop(stdin);
     let exit = match child.wait().await {
+        // An agent ended by forge after the conversation was over: how it left says
+        // nothing about the run (its answer does).
+        Ok(mut exit) if conversation_over && exit.code != Some(0) => {
+            exit.code = None;
+            exit.signal = None;
+            Some(exit)
+        }
         Ok(exit) => Some(exit),
         Err(e) => {
             runtime_errors.push(e);

@@ -44,7 +44,9 @@ impl CodeAgent {
     ) -> Result<CodeAgentBuilder, ForgeError> {
         let ids: Vec<String> = registry.ids().map(|id| id.as_str().to_owned()).collect();
         let registered: Vec<&str> = ids.iter().map(String::as_str).collect();
-        config.validate(&registered)?;
+        let kinds: Vec<String> = registry.kinds().map(str::to_owned).collect();
+        let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+        config.validate(&registered, &kinds)?;
         let runner = std::sync::Arc::clone(&runtime.runner);
         let mut builder = CodeAgent::builder(runtime, registry)
             .provider(config.default_provider.value.clone())
@@ -57,6 +59,12 @@ impl CodeAgent {
         }
         for id in &registered {
             builder = builder.provider_settings(*id, config.settings(id));
+        }
+        // Providers configured by kind (`kind = "acp"`), under the names their users chose.
+        for (id, section) in &config.providers {
+            if section.kind.is_some() {
+                builder = builder.provider_settings(id.clone(), config.settings(id));
+            }
         }
         for (name, configured) in &config.tools {
             let tool = &configured.value;

@@ -73,8 +73,14 @@ pub enum Command {
     /// Changes held for a person: list, show, approve, reject
     #[command(subcommand)]
     Approvals(crate::cmd::approvals::ApprovalsCmd),
+    /// Review a change (base...head) for a pull request: the deterministic rules and an agent
+    /// of any provider, read-only, written as Markdown, JSON, SARIF and a GitHub review
+    #[command(after_help = crate::cmd::review::REVIEW_EXIT_CODES)]
+    Review(Box<crate::cmd::review::ReviewArgs>),
     /// Serve the API, live event streams and the web page over HTTP
     Serve(crate::serve::ServeArgs),
+    /// Claim tasks from a queue (PostgreSQL or SQLite) and run them, until SIGTERM
+    Worker(crate::cmd::queue::worker::WorkerArgs),
     /// The autonomous loop: a planner proposes the next task, an executor carries it out,
     /// until the goal is done or a safety rail stops it (state saved after every step)
     Auto(crate::cmd::auto::AutoArgs),

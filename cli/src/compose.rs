@@ -27,6 +27,7 @@ pub fn registry() -> ProviderRegistry {
             forge_adapter_gemini::provider_id(),
             forge_adapter_gemini::provider,
         )
+        .register_kind(forge_adapter_acp::KIND, forge_adapter_acp::provider)
 }
 
 /// Secrets of this process's environment (API keys, tokens): masked in every artifact and

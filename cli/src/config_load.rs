@@ -51,7 +51,9 @@ pub(crate) fn load_from(
     };
     layers.push(flag_layer(flags, &target));
     let config = merge(&layers);
-    config.validate(known)?;
+    let kinds: Vec<String> = compose::registry().kinds().map(str::to_owned).collect();
+    let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+    config.validate(known, &kinds)?;
     Ok(config.with_providers(known.iter().copied()))
 }
 

@@ -53,6 +53,22 @@ pub const PINNED_CLIS: [PinnedCli; 3] = [
     },
 ];
 
+/// The ACP agents forge is verified with (`kind = "acp"`), installed beside the CLIs
+/// (`provider` is the binary's name). gemini's ACP mode is the pinned gemini CLI itself
+/// (`gemini --acp`). Both run on Node 20.
+pub const PINNED_ACP_AGENTS: [PinnedCli; 2] = [
+    PinnedCli {
+        provider: "codex-acp",
+        package: "@zed-industries/codex-acp",
+        version: "0.16.0",
+    },
+    PinnedCli {
+        provider: "claude-agent-acp",
+        package: "@zed-industries/claude-agent-acp",
+        version: "0.23.1",
+    },
+];
+
 /// Environment variable that overrides where the demo installs the CLIs.
 pub const CLIS_DIR_ENV: &str = "FORGE_CLIS_DIR";
 
@@ -103,6 +119,7 @@ impl PinnedCli {
 pub fn missing_clis(clis_dir: &Path) -> Vec<PinnedCli> {
     PINNED_CLIS
         .into_iter()
+        .chain(PINNED_ACP_AGENTS)
         .filter(|cli| !cli.is_installed(clis_dir))
         .collect()
 }
@@ -116,7 +133,12 @@ pub fn npm_install_args(clis_dir: &Path) -> Vec<String> {
         "--no-audit".to_owned(),
         "--no-fund".to_owned(),
     ];
-    args.extend(PINNED_CLIS.iter().map(PinnedCli::spec));
+    args.extend(
+        PINNED_CLIS
+            .iter()
+            .chain(&PINNED_ACP_AGENTS)
+            .map(PinnedCli::spec),
+    );
     args
 }
 
@@ -385,4 +407,99 @@ mod tests {
         assert!(args.contains(&"@anthropic-ai/claude-code@2.1.330".to_owned()));
         assert!(args.contains(&"@google/gemini-cli@0.61.0".to_owned()));
     }
+}
+
+/// An ACP agent configured offline: its provider name and the `forge.toml` that names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfflineAcpAgent {
+    /// `<cli>-acp`: `claude-acp`, `codex-acp`, `gemini-acp`.
+    pub provider: String,
+    pub project_toml: String,
+}
+
+/// Configures the ACP agent of `cli` (`claude` → claude-agent-acp, `codex` → codex-acp,
+/// `gemini` → `gemini --acp`) installed in `clis_dir` against the fake model at `base_url`,
+/// as a user would: a `kind = "acp"` section with the agent's command and environment. Its
+/// home (gemini's settings, codex's `config.toml`) is written under `dir`.
+///
+/// # Errors
+/// [`io::ErrorKind::InvalidInput`] for an unknown CLI; the I/O error of writing a home file.
+pub fn configure_acp(
+    cli: &str,
+    clis_dir: &Path,
+    base_url: &str,
+    dir: &Path,
+) -> io::Result<OfflineAcpAgent> {
+    let bin = |name: &str| clis_dir.join("node_modules/.bin").join(name);
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home)?;
+    let home_text = home.to_string_lossy().into_owned();
+    let (command, env): (Vec<String>, Vec<(&str, String)>) = match cli {
+        "claude" => (
+            vec![bin("claude-agent-acp").to_string_lossy().into_owned()],
+            vec![
+                ("HOME", home_text),
+                ("ANTHROPIC_BASE_URL", base_url.to_owned()),
+                ("ANTHROPIC_API_KEY", "sk-fake".to_owned()),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+                ("DISABLE_AUTOUPDATER", "1".to_owned()),
+                ("CLAUDE_CODE_MAX_RETRIES", CLAUDE_MAX_RETRIES.to_owned()),
+                // Claude Code refuses bypass as root outside a sandbox it is told about.
+                ("IS_SANDBOX", "1".to_owned()),
+            ],
+        ),
+        "codex" => {
+            let codex_home = dir.join("codex");
+            write_file(&codex_home.join("config.toml"), &codex_config(base_url))?;
+            (
+                vec![bin("codex-acp").to_string_lossy().into_owned()],
+                vec![
+                    ("HOME", home_text),
+                    ("CODEX_HOME", codex_home.to_string_lossy().into_owned()),
+                    (forge_adapter_codex::MOCK_API_KEY_ENV, "x".to_owned()),
+                ],
+            )
+        }
+        "gemini" => {
+            write_file(
+                &home.join(".gemini/settings.json"),
+                r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#,
+            )?;
+            (
+                vec![
+                    bin("gemini").to_string_lossy().into_owned(),
+                    "--acp".to_owned(),
+                ],
+                vec![
+                    ("HOME", home_text),
+                    ("GEMINI_API_KEY", "fake".to_owned()),
+                    ("GOOGLE_GEMINI_BASE_URL", base_url.to_owned()),
+                    ("GEMINI_CLI_TRUST_WORKSPACE", "true".to_owned()),
+                ],
+            )
+        }
+        other => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("unknown CLI {other:?} (claude, codex or gemini)"),
+            ));
+        }
+    };
+    let provider = format!("{cli}-acp");
+    let command: Vec<String> = command.iter().map(|w| toml_string(w)).collect();
+    let env: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", toml_string(v)))
+        .collect();
+    let project_toml = format!(
+        "# Written by the offline setup: {cli}'s ACP agent against a loopback fake model.\n\
+         default_provider = {name}\n\n[providers.{provider}]\nkind = \"acp\"\ncommand = [{}]\nenv = {{ {} }}\n",
+        command.join(", "),
+        env.join(", "),
+        name = toml_string(&provider),
+    );
+    Ok(OfflineAcpAgent {
+        provider,
+        project_toml,
+    })
 }

@@ -131,6 +131,43 @@ pub fn rate_limit_of(result: &ExecutionResult, now_ms: u64) -> Option<RateLimit>
         .max_by_key(|l| l.resets_at_ms)
 }
 
+/// Whether a failed run ended on a rate or usage limit, reset time known or not (a review
+/// is then skipped, not failed): Claude's rejected `rate_limit_event`, or an error naming a
+/// limit (`rate limit`, `usage limit`, `quota`, `RESOURCE_EXHAUSTED`, `too many requests`,
+/// an HTTP 429). Returns what the CLI said, in one line.
+pub fn limit_hit(result: &ExecutionResult) -> Option<String> {
+    if result.status == ExecutionStatus::Success {
+        return None;
+    }
+    let rejected = result.raw_events.iter().any(|raw| {
+        let text = raw.as_str();
+        text.contains("rate_limit_event") && text.contains("\"rejected\"")
+    });
+    if rejected {
+        return Some("the provider's rate limit was reached".to_owned());
+    }
+    result
+        .errors
+        .iter()
+        .map(ToString::to_string)
+        .find(|text| names_a_limit(text))
+        .map(|text| first_line(&text))
+}
+
+/// A limit word, or 429 as a number of its own (not inside `14290`).
+fn names_a_limit(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    LIMIT_WORDS[..LIMIT_WORDS.len() - 1]
+        .iter()
+        .any(|word| lower.contains(word))
+        || lower.match_indices("429").any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + 3..].chars().next();
+            !before.is_some_and(|c| c.is_ascii_digit())
+                && !after.is_some_and(|c| c.is_ascii_digit())
+        })
+}
+
 /// Claude's `{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":S}}`.
 fn claude_rejection(event: &serde_json::Value) -> Option<RateLimit> {
     let info = event.get("rate_limit_info")?;
@@ -320,6 +357,48 @@ mod tests {
             stderr_summary: text.into(),
             hint: None,
         }
+    }
+
+    #[test]
+    fn a_limit_without_a_reset_is_still_a_limit() {
+        let rejected = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected"}}"#;
+        let allowed = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}"#;
+        for (errors, raw, expected) in [
+            (
+                vec![exec_error("API Error: 429 rate_limit_error")],
+                &[][..],
+                true,
+            ),
+            (
+                vec![exec_error(
+                    "exceeded retry limit, last status: 429 Too Many Requests",
+                )],
+                &[],
+                true,
+            ),
+            (
+                vec![exec_error("[API Error: You exceeded your current quota]")],
+                &[],
+                true,
+            ),
+            (vec![exec_error("status RESOURCE_EXHAUSTED")], &[], true),
+            (vec![exec_error("You've hit your usage limit.")], &[], true),
+            (vec![exec_error("HTTP 429")], &[], true),
+            (vec![], &[rejected][..], true),
+            // Look-alikes.
+            (vec![exec_error("timed out after 14290 ms")], &[], false),
+            (vec![exec_error("server error 500")], &[], false),
+            (vec![exec_error("port 4291 refused")], &[], false),
+            (vec![], &[allowed][..], false),
+            (vec![], &[], false),
+        ] {
+            let text = format!("{errors:?} {raw:?}");
+            let result = failed_with(errors, raw);
+            assert_eq!(limit_hit(&result).is_some(), expected, "{text}");
+        }
+        let mut ok = failed_with(vec![exec_error("429")], &[]);
+        ok.status = ExecutionStatus::Success;
+        assert_eq!(limit_hit(&ok), None);
     }
 
     #[test]

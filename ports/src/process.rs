@@ -51,6 +51,9 @@ pub struct Invocation {
     pub env: EnvSpec,
     /// Written to the child's stdin, which is then closed. `None`: stdin is /dev/null.
     pub stdin: Option<Vec<u8>>,
+    /// Stdin stays open for a conversation: [`RunningProcess::take_stdin`] hands it over
+    /// (after `stdin`, when set, has been written).
+    pub stdin_open: bool,
     /// Files to write before spawning; parent directories are created.
     pub files: Vec<PreparedFile>,
     /// Shown in [`ForgeError::ExecutableNotFound`] when `program` cannot be found.
@@ -66,6 +69,7 @@ impl Invocation {
             cwd: cwd.into(),
             env: EnvSpec::default(),
             stdin: None,
+            stdin_open: false,
             files: Vec::new(),
             install_hint: None,
         }
@@ -208,6 +212,12 @@ pub trait RunningProcess: Send {
 
     /// A handle that stops the child from another task while this one keeps reading.
     fn killer(&self) -> Arc<dyn ProcessKiller>;
+
+    /// The child's open stdin, once, when the invocation asked for it
+    /// ([`Invocation::stdin_open`]); `None` otherwise or after the first call.
+    fn take_stdin(&mut self) -> Option<Box<dyn crate::session::StdinWriter>> {
+        None
+    }
 
     /// Waits for the child to exit and for stderr to be drained, then kills whatever is
     /// left of its process group (grandchildren never outlive a run).

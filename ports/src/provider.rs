@@ -37,6 +37,15 @@ pub struct ProviderSettings {
     pub timeout_ms: Option<u64>,
     /// Used to estimate cost when the CLI reports only tokens.
     pub pricing: PricingTable,
+    /// The protocol of a provider configured by kind rather than registered by name
+    /// (`kind = "acp"`): the registry builds it with that kind's factory.
+    pub kind: Option<String>,
+    /// A kind-configured provider's argv (`command = ["gemini", "--acp"]`); the first word
+    /// is looked up on PATH.
+    pub command: Vec<String>,
+    /// forge permission mode (`default`, `accept-edits`, `bypass`, `plan`) → the agent's own
+    /// mode id, overriding the adapter's matching.
+    pub modes: BTreeMap<String, String>,
 }
 
 /// What a provider's CLI can do, declared honestly: the runtime and the CLI use this to
@@ -290,6 +299,17 @@ pub trait Provider: Send + Sync {
 
     /// A fresh decoder for one run of `request`.
     fn decoder(&self, request: &ExecutionRequest) -> Box<dyn Decoder>;
+
+    /// The client side of the conversation, for a CLI that holds one over stdin and stdout
+    /// (its invocation sets `stdin_open`). Default: `None`, the CLI just prints.
+    fn session(
+        &self,
+        _request: &ExecutionRequest,
+        _ctx: &InvocationContext,
+        _services: crate::session::SessionServices,
+    ) -> Option<Box<dyn crate::session::AgentSession>> {
+        None
+    }
 
     /// Checks install, version range and authentication. Never fails: problems are reported
     /// in the [`Detection`] with hints.

@@ -1,5 +1,6 @@
-//! Version control: what the runtime and the task pipeline need (repository check, task
-//! worktrees, the change a run made, a remote repository's local cache).
+//! Version control: what the runtime, the task pipeline and the review need (repository
+//! check, work trees, the change a run made, the diff between two commits, a remote
+//! repository's local cache).
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,19 @@ pub trait Vcs: Send + Sync {
         base: &str,
     ) -> Result<(), ForgeError>;
 
+    /// Creates a work tree at `path` with `commit` checked out, detached (no branch). The
+    /// user's own checkout is left as it is; [`Vcs::remove_worktree`] removes it.
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] when `path` is taken; [`ForgeError::Io`] for other
+    /// failures of the tool.
+    async fn add_detached_worktree(
+        &self,
+        repo: &Path,
+        path: &Path,
+        commit: &str,
+    ) -> Result<(), ForgeError>;
+
     /// Removes the work tree at `path` (even with changes in it) and prunes its record.
     /// The branch stays. A path that is no work tree any more is not an error.
     ///
@@ -64,6 +78,22 @@ pub trait Vcs: Send + Sync {
     /// # Errors
     /// [`ForgeError::Io`] when the tool fails.
     async fn added_lines(&self, dir: &Path) -> Result<Vec<AddedLines>, ForgeError>;
+
+    /// The best common ancestor of commits `a` and `b` (what `a...b` diffs from); `None`
+    /// when they share no history.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails (an unknown commit included).
+    async fn merge_base(&self, repo: &Path, a: &str, b: &str)
+    -> Result<Option<String>, ForgeError>;
+
+    /// The unified diff from commit `from` to commit `to` as the tool prints it: renames
+    /// found, three lines of context, paths as stored (unquoted), no colour. Never cut: a
+    /// diff of any size comes whole.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool fails.
+    async fn diff(&self, repo: &Path, from: &str, to: &str) -> Result<String, ForgeError>;
 
     /// A local copy of the remote repository `url` under `cache`: cloned the first time,
     /// fetched on later calls. Returns the copy's path.

@@ -11,6 +11,7 @@
 //! some and, without `--group`, picks the groups owning those names (a group's own name
 //! stands for all of its scenarios); `-p` narrows the providers of every group.
 
+pub mod acp;
 pub mod api;
 pub mod auto;
 pub mod capture;
@@ -26,6 +27,7 @@ mod receiver;
 mod record;
 mod resume_cost;
 mod retry_events;
+mod review;
 mod scenarios;
 mod select;
 mod server;
@@ -141,6 +143,18 @@ pub const GROUPS: &[Group] = &[
         about: "task delivery: commit + push + rollback, approve, reject, crash mid-approve",
         scenarios: delivery::names,
         run: delivery::run,
+    },
+    Group {
+        name: "review",
+        about: "`review --base HEAD~1`: rule + agent findings, SARIF, GitHub payload, malformed, rate limit",
+        scenarios: review::names,
+        run: review::run,
+    },
+    Group {
+        name: "acp",
+        about: "each CLI's ACP agent as a `kind = \"acp\"` provider: text, file, shell, resume, 500, Ctrl-C",
+        scenarios: acp::names,
+        run: acp::run,
     },
     Group {
         name: "demo",

@@ -152,6 +152,7 @@ fn provider_adapters_are_translators_without_a_runtime() {
         "forge-adapter-claude",
         "forge-adapter-codex",
         "forge-adapter-gemini",
+        "forge-adapter-acp",
         "forge-adapter-support",
     ] {
         let bad = refused_deps(translator, |d| !RUNTIME_CRATES.contains(&d));

@@ -167,6 +167,28 @@ impl Vcs for GitCli {
         crate::worktree::add(self, repo, path, branch, base).await
     }
 
+    async fn add_detached_worktree(
+        &self,
+        repo: &Path,
+        path: &Path,
+        commit: &str,
+    ) -> Result<(), ForgeError> {
+        crate::worktree::add_detached(self, repo, path, commit).await
+    }
+
+    async fn merge_base(
+        &self,
+        repo: &Path,
+        a: &str,
+        b: &str,
+    ) -> Result<Option<String>, ForgeError> {
+        crate::range::merge_base(self, repo, a, b).await
+    }
+
+    async fn diff(&self, repo: &Path, from: &str, to: &str) -> Result<String, ForgeError> {
+        crate::range::diff(self, repo, from, to).await
+    }
+
     async fn remove_worktree(&self, repo: &Path, path: &Path) -> Result<(), ForgeError> {
         crate::worktree::remove(self, repo, path).await
     }

@@ -1,4 +1,5 @@
-//! Task work trees: `git worktree add -b`, `remove --force`, `list --porcelain`.
+//! Work trees: `git worktree add -b` (tasks), `add --detach` (reviews), `remove --force`,
+//! `list --porcelain`.
 
 use std::path::{Path, PathBuf};
 
@@ -33,6 +34,36 @@ pub(crate) async fn add(
     }
     Err(ForgeError::io(
         format!("creating work tree {} on {branch}", path.display()),
+        text,
+    ))
+}
+
+/// `git worktree add --detach <path> <commit>`.
+pub(crate) async fn add_detached(
+    git: &GitCli,
+    repo: &Path,
+    path: &Path,
+    commit: &str,
+) -> Result<(), ForgeError> {
+    let path_text = path.to_string_lossy();
+    let output = git
+        .git(
+            repo,
+            &["worktree", "add", "--quiet", "--detach", &path_text, commit],
+            None,
+        )
+        .await?;
+    if output.code == Some(0) {
+        return Ok(());
+    }
+    let text = failure_text(&output);
+    if text.contains("already exists") {
+        return Err(ForgeError::InvalidRequest {
+            reason: format!("cannot create work tree {}: {text}", path.display()),
+        });
+    }
+    Err(ForgeError::io(
+        format!("creating work tree {} at {commit}", path.display()),
         text,
     ))
 }

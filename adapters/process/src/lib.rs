@@ -64,6 +64,7 @@ mod output;
 mod runner;
 mod running;
 mod stderr;
+mod stdin;
 mod stdout;
 
 pub use runner::TokioProcessRunner;

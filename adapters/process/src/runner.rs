@@ -77,8 +77,23 @@ impl TokioProcessRunner {
             .id()
             .ok_or_else(|| ForgeError::io("spawning", "the child has no pid"))?;
         let group = Arc::new(ProcessGroup::new(pid));
-        if let (Some(stdin), Some(payload)) = (child.stdin.take(), invocation.stdin) {
-            tokio::spawn(feed_stdin(stdin, payload));
+        let mut open_stdin = None;
+        if let Some(mut stdin) = child.stdin.take() {
+            match (invocation.stdin_open, invocation.stdin) {
+                (true, payload) => {
+                    if let Some(payload) = payload {
+                        stdin
+                            .write_all(&payload)
+                            .await
+                            .map_err(|e| ForgeError::io("writing to the child's stdin", e))?;
+                    }
+                    open_stdin = Some(crate::stdin::StdinPipe::new(stdin));
+                }
+                (false, Some(payload)) => {
+                    tokio::spawn(feed_stdin(stdin, payload));
+                }
+                (false, None) => {}
+            }
         }
         let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
             group.kill();
@@ -120,6 +135,7 @@ impl TokioProcessRunner {
             lifeline: lifeline_write,
             drain_after_exit: options.drain_after_exit,
             run_marker: options.run_marker,
+            stdin: open_stdin,
         }))
     }
 }
@@ -162,7 +178,7 @@ fn command_for(invocation: &Invocation, program: &Path) -> Command {
         command.env_remove(name);
     }
     command.envs(&invocation.env.set);
-    let stdin = if invocation.stdin.is_some() {
+    let stdin = if invocation.stdin.is_some() || invocation.stdin_open {
         Stdio::piped()
     } else {
         Stdio::null()

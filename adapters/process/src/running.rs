@@ -35,6 +35,8 @@ pub struct TokioRunningProcess {
     run_marker: Option<String>,
     /// Marked descendants outside the group, ended by `wait`.
     orphans: Vec<EndedOrphan>,
+    /// The open stdin of a conversation, until taken.
+    stdin: Option<crate::stdin::StdinPipe>,
 }
 
 /// The parts [`crate::TokioProcessRunner::spawn`] assembles.
@@ -48,6 +50,7 @@ pub(crate) struct Parts {
     pub lifeline: OwnedFd,
     pub drain_after_exit: Duration,
     pub run_marker: Option<String>,
+    pub stdin: Option<crate::stdin::StdinPipe>,
 }
 
 impl TokioRunningProcess {
@@ -68,6 +71,7 @@ impl TokioRunningProcess {
             drain_after_exit: parts.drain_after_exit,
             finished: None,
             run_marker: parts.run_marker,
+            stdin: parts.stdin,
             orphans: Vec::new(),
         }
     }
@@ -104,6 +108,12 @@ impl RunningProcess for TokioRunningProcess {
 
     fn killer(&self) -> Arc<dyn ProcessKiller> {
         Arc::clone(&self.killer) as Arc<dyn ProcessKiller>
+    }
+
+    fn take_stdin(&mut self) -> Option<Box<dyn forge_ports::StdinWriter>> {
+        self.stdin
+            .take()
+            .map(|pipe| Box::new(pipe) as Box<dyn forge_ports::StdinWriter>)
     }
 
     fn ended_orphans(&self) -> Vec<EndedOrphan> {

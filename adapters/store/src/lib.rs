@@ -10,9 +10,11 @@ mod error;
 mod location;
 mod migrate;
 mod open;
+mod queue;
 mod rows;
 mod store;
 
 pub use location::{DEFAULT_FILE, resolve_location};
 pub use migrate::{MIGRATIONS, Migration};
+pub use queue::POLL_MS;
 pub use store::SqliteStore;

@@ -17,11 +17,18 @@ pub struct Migration {
 }
 
 /// Every migration, in order. A new one is a new file and a new line here.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "001_initial",
-    sql: include_str!("../migrations/001_initial.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "001_initial",
+        sql: include_str!("../migrations/001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "002_queue",
+        sql: include_str!("../migrations/002_queue.sql"),
+    },
+];
 
 /// Applies the migrations `conn` has not seen. Each runs in an IMMEDIATE transaction that
 /// re-reads the version first, so two processes opening a new file at once apply it once.

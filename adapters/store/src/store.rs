@@ -96,7 +96,7 @@ impl SqliteStore {
     }
 
     /// Runs `work` on a blocking thread with the connection.
-    async fn with<T, F>(&self, work: F) -> Result<T, ForgeError>
+    pub(crate) async fn with<T, F>(&self, work: F) -> Result<T, ForgeError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection, &Path) -> Result<T, ForgeError> + Send + 'static,
@@ -112,7 +112,7 @@ impl SqliteStore {
 
     /// Runs `work` in one IMMEDIATE transaction (the write lock is taken up front, so a
     /// second writer waits on the busy timeout instead of failing mid-way).
-    async fn write<T, F>(&self, context: String, work: F) -> Result<T, ForgeError>
+    pub(crate) async fn write<T, F>(&self, context: String, work: F) -> Result<T, ForgeError>
     where
         T: Send + 'static,
         F: FnOnce(&Transaction<'_>, &Path) -> Result<T, ForgeError> + Send + 'static,

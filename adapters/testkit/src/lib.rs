@@ -9,5 +9,7 @@ pub mod delivery;
 pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;
+pub mod postgres;
 pub mod props;
+pub mod queue_contract;
 pub mod reorder;

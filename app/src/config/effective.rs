@@ -60,6 +60,12 @@ pub struct EffectiveProvider {
     pub max_total_cost_usd: Option<Sourced<f64>>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub pricing: BTreeMap<String, Sourced<ModelPrice>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Sourced<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Sourced<Vec<String>>>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub modes: BTreeMap<String, Sourced<String>>,
     /// The first source that mentioned this provider (for error messages).
     #[serde(skip)]
     pub declared_in: Option<Source>,
@@ -126,6 +132,12 @@ fn merge_provider(t: &mut EffectiveProvider, p: &PartialProvider, src: &Source) 
         t.pricing
             .insert(model.clone(), Sourced::new(*price, src.clone()));
     }
+    set(&mut t.kind, p.kind.clone(), src);
+    set(&mut t.command, p.command.clone(), src);
+    for (mode, id) in &p.modes {
+        t.modes
+            .insert(mode.clone(), Sourced::new(id.clone(), src.clone()));
+    }
 }
 
 fn origin(source: Option<&Source>) -> String {
@@ -138,13 +150,32 @@ fn origin(source: Option<&Source>) -> String {
 }
 
 impl EffectiveConfig {
-    /// Checks that the default provider and every configured provider are registered.
+    /// Checks that the default provider and every configured provider are registered, or
+    /// configured by one of the `kinds` the registry knows.
     ///
     /// # Errors
-    /// [`ConfigError`] naming where the unknown provider was configured.
-    pub fn validate(&self, registered: &[&str]) -> Result<(), ConfigError> {
+    /// [`ConfigError`] naming where the unknown provider or kind was configured.
+    pub fn validate(&self, registered: &[&str], kinds: &[&str]) -> Result<(), ConfigError> {
         let list = registered.join(", ");
-        if !registered.contains(&self.default_provider.value.as_str()) {
+        for (id, section) in &self.providers {
+            if let Some(kind) = &section.kind {
+                if !kinds.contains(&kind.value.as_str()) {
+                    return Err(ConfigError::new(
+                        origin(Some(&kind.source)),
+                        format!("providers.{id}.kind"),
+                        format!(
+                            "unknown kind {:?} (known: {})",
+                            kind.value,
+                            kinds.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        let by_kind = |id: &str| self.providers.get(id).is_some_and(|p| p.kind.is_some());
+        if !registered.contains(&self.default_provider.value.as_str())
+            && !by_kind(&self.default_provider.value)
+        {
             return Err(ConfigError::new(
                 origin(Some(&self.default_provider.source)),
                 "default_provider",
@@ -155,7 +186,7 @@ impl EffectiveConfig {
             ));
         }
         for (id, section) in &self.providers {
-            if !registered.contains(&id.as_str()) {
+            if !registered.contains(&id.as_str()) && section.kind.is_none() {
                 return Err(ConfigError::new(
                     origin(section.declared_in.as_ref()),
                     format!("providers.{id}"),
@@ -196,6 +227,9 @@ impl EffectiveConfig {
             pricing: PricingTable {
                 models: p.pricing.into_iter().map(|(k, v)| (k, v.value)).collect(),
             },
+            kind: p.kind.map(|s| s.value),
+            command: p.command.map(|s| s.value).unwrap_or_default(),
+            modes: p.modes.into_iter().map(|(k, v)| (k, v.value)).collect(),
         }
     }
 
@@ -276,10 +310,40 @@ mod tests {
                 PartialProvider::default(),
             ),
         ]);
-        let err = merged.validate(&["claude", "codex", "gemini"]).unwrap_err();
+        let err = merged
+            .validate(&["claude", "codex", "gemini"], &["acp"])
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "bad configuration in file /w/forge.toml: key `providers.aider`: provider \"aider\" is not registered (registered: claude, codex, gemini)"
+        );
+    }
+
+    #[test]
+    fn providers_by_kind_need_no_registration_but_a_known_kind() {
+        let by_kind = |kind: &str| {
+            merge(&[
+                defaults(),
+                Layer::provider(
+                    Source::File("/w/forge.toml".into()),
+                    "aider",
+                    PartialProvider {
+                        kind: Some(kind.to_owned()),
+                        command: Some(vec!["aider".to_owned()]),
+                        ..PartialProvider::default()
+                    },
+                ),
+            ])
+        };
+        let registered = ["claude", "codex", "gemini"];
+        by_kind("acp").validate(&registered, &["acp"]).unwrap();
+        let settings = by_kind("acp").settings("aider");
+        assert_eq!(settings.kind.as_deref(), Some("acp"));
+        assert_eq!(settings.command, ["aider"]);
+        let err = by_kind("mcp").validate(&registered, &["acp"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "bad configuration in file /w/forge.toml: key `providers.aider.kind`: unknown kind \"mcp\" (known: acp)"
         );
     }
 }

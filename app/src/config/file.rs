@@ -26,6 +26,8 @@ const GLOBAL_KEYS: &[&str] = &[
     // Read by `serve` itself (its roots); a run's configuration has no use for it.
     "server",
     "tools",
+    // Read by `review_file::parse_review_config`.
+    "review",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",
@@ -41,6 +43,10 @@ const PROVIDER_KEYS: &[&str] = &[
     "max_budget_usd",
     "max_total_cost_usd",
     "pricing",
+    // A provider configured by protocol rather than registered by name.
+    "kind",
+    "command",
+    "modes",
 ];
 const PRICE_KEYS: &[&str] = &["input_per_mtok", "cached_input_per_mtok", "output_per_mtok"];
 
@@ -172,7 +178,46 @@ impl Reader {
             max_budget_usd: self.money(t, p, "max_budget_usd")?,
             max_total_cost_usd: self.money(t, p, "max_total_cost_usd")?,
             pricing,
+            kind: self.string(t, p, "kind")?,
+            command: self.strings(t, p, "command")?,
+            modes: self.modes(t, p)?,
         })
+        .and_then(|section| self.kind_keys(section, p))
+    }
+
+    /// `command` and `modes` belong to a provider configured by `kind`, which needs a
+    /// non-empty `command`.
+    fn kind_keys(&self, section: PartialProvider, p: &str) -> Result<PartialProvider, ConfigError> {
+        match (&section.kind, &section.command) {
+            (Some(_), None) => Err(self.err(&join(p, "command"), "missing (required with `kind`)")),
+            (Some(_), Some(argv)) if argv.first().is_none_or(|w| w.trim().is_empty()) => Err(self
+                .err(
+                    &join(p, "command"),
+                    "empty (expected the agent's argv, e.g. [\"gemini\", \"--acp\"])",
+                )),
+            (None, Some(_)) => Err(self.err(
+                &join(p, "command"),
+                "only with `kind` (e.g. kind = \"acp\")",
+            )),
+            (None, None) if !section.modes.is_empty() => {
+                Err(self.err(&join(p, "modes"), "only with `kind` (e.g. kind = \"acp\")"))
+            }
+            _ => Ok(section),
+        }
+    }
+
+    /// `modes = { bypass = "yolo", … }`: forge's permission modes → the agent's mode ids.
+    fn modes(&self, t: &Table, p: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+        let modes = self.string_map(t, p, "modes")?;
+        for mode in modes.keys() {
+            if mode.parse::<forge_domain::PermissionMode>().is_err() {
+                return Err(self.err(
+                    &join(&join(p, "modes"), mode),
+                    "unknown permission mode (expected one of: default, accept-edits, bypass, plan)",
+                ));
+            }
+        }
+        Ok(modes)
     }
 
     fn price(&self, t: &Table, p: &str) -> Result<ModelPrice, ConfigError> {
@@ -369,15 +414,52 @@ mod tests {
     }
 
     #[test]
+    fn reads_a_provider_by_kind() {
+        let config = parse(
+            "[providers.gemini-acp]\nkind = \"acp\"\ncommand = [\"gemini\", \"--acp\"]\nenv = { GEMINI_API_KEY = \"k\" }\nmodes = { bypass = \"yolo\" }",
+        )
+        .unwrap();
+        let p = &config.providers["gemini-acp"];
+        assert_eq!(p.kind.as_deref(), Some("acp"));
+        assert_eq!(
+            p.command.as_deref(),
+            Some(&["gemini".to_owned(), "--acp".to_owned()][..])
+        );
+        assert_eq!(p.modes["bypass"], "yolo");
+        assert_eq!(p.env["GEMINI_API_KEY"], "k");
+    }
+
+    #[test]
     fn errors_name_file_key_and_reason() {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, delivery, store, server, tools)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, delivery, store, server, tools, review)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",
-            "bad configuration in file /w/forge.toml: key `providers.claude.modle`: unknown key (expected one of: binary, args, env, home, isolate_home, copy_user_auth, model, fix_model, timeout_ms, max_turns, max_budget_usd, max_total_cost_usd, pricing)",
+            "bad configuration in file /w/forge.toml: key `providers.claude.modle`: unknown key (expected one of: binary, args, env, home, isolate_home, copy_user_auth, model, fix_model, timeout_ms, max_turns, max_budget_usd, max_total_cost_usd, pricing, kind, command, modes)",
+        );
+        // A provider by kind: its keys, and look-alikes that are refused.
+        check(
+            "[providers.x-acp]\nkind = \"acp\"",
+            "bad configuration in file /w/forge.toml: key `providers.x-acp.command`: missing (required with `kind`)",
+        );
+        check(
+            "[providers.x-acp]\nkind = \"acp\"\ncommand = []",
+            "bad configuration in file /w/forge.toml: key `providers.x-acp.command`: empty (expected the agent's argv, e.g. [\"gemini\", \"--acp\"])",
+        );
+        check(
+            "[providers.gemini]\ncommand = [\"gemini\"]",
+            "bad configuration in file /w/forge.toml: key `providers.gemini.command`: only with `kind` (e.g. kind = \"acp\")",
+        );
+        check(
+            "[providers.gemini]\nmodes = { bypass = \"yolo\" }",
+            "bad configuration in file /w/forge.toml: key `providers.gemini.modes`: only with `kind` (e.g. kind = \"acp\")",
+        );
+        check(
+            "[providers.x-acp]\nkind = \"acp\"\ncommand = [\"a\"]\nmodes = { yolo = \"yolo\" }",
+            "bad configuration in file /w/forge.toml: key `providers.x-acp.modes.yolo`: unknown permission mode (expected one of: default, accept-edits, bypass, plan)",
         );
         check(
             "timeout_ms = \"10s\"",

@@ -38,6 +38,12 @@ pub struct PartialProvider {
     pub max_total_cost_usd: Option<f64>,
     /// Merged per model across layers.
     pub pricing: BTreeMap<String, ModelPrice>,
+    /// `kind = "acp"`: a provider configured by protocol, under the section's name.
+    pub kind: Option<String>,
+    /// The agent's argv, with `kind`.
+    pub command: Option<Vec<String>>,
+    /// forge permission mode → the agent's mode id, with `kind`.
+    pub modes: BTreeMap<String, String>,
 }
 
 /// A [`PartialConfig`] and where all of its values came from.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use forge_domain::task::{ValidationReport, ValidationStep};
+use forge_domain::task::{FailureScanner, ValidationReport, ValidationStep};
 use forge_domain::{ForgeError, Redactor};
 use forge_ports::{Clock, Invocation, KillLadder, ProcessRunner, SpawnOptions, StdoutItem};
 
@@ -105,6 +105,8 @@ impl StepRunner {
         let mut child = self.runner.spawn(invocation, options).await?;
         let killer = child.killer();
         let mut tail = Tail::new(TAIL_BYTES);
+        // The whole output, not the tail, says which tests failed.
+        let mut scanner = FailureScanner::new();
         let deadline = tokio::time::sleep(self.step_timeout);
         tokio::pin!(deadline);
         let mut timed_out = false;
@@ -112,7 +114,10 @@ impl StepRunner {
         loop {
             tokio::select! {
                 item = child.next_stdout() => match item {
-                    Ok(Some(StdoutItem::Line { text, .. })) => tail.push(&self.redactor.redact(&text)),
+                    Ok(Some(StdoutItem::Line { text, .. })) => {
+                        scanner.line(&text);
+                        tail.push(&self.redactor.redact(&text));
+                    }
                     Ok(Some(StdoutItem::Oversize { size_bytes, prefix, .. })) => {
                         tail.push(&format!("{} … ({size_bytes} bytes)", self.redactor.redact(&prefix)));
                     }
@@ -140,6 +145,7 @@ impl StepRunner {
                 self.step_timeout.as_millis()
             ));
         }
+        let passed = exit.code == Some(0) && !timed_out;
         Ok(ValidationStep {
             name: step.name,
             command: step.command.clone(),
@@ -147,6 +153,13 @@ impl StepRunner {
             duration_ms,
             output_tail,
             timed_out,
+            failed_tests: (!passed).then(|| {
+                let mut failed = scanner.finish();
+                for name in &mut failed.names {
+                    *name = self.redactor.redact(name).into_owned();
+                }
+                failed
+            }),
         })
     }
 }

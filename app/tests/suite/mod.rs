@@ -3,6 +3,7 @@ mod delivery;
 mod faults;
 mod harness;
 mod rate_limit;
+mod review;
 mod run;
 mod stream_cancel;
 mod tap;

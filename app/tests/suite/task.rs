@@ -390,3 +390,87 @@ async fn a_turn_cap_is_enforced_live_for_a_cli_without_the_flag() {
     );
     assert_eq!(std::fs::read(tree.join("AGENTS.md")).unwrap(), ORIGINAL);
 }
+
+/// The "agent" of the masking cases: `MODE=break` breaks `test_data` (every run),
+/// `MODE=safe` adds a file no test reads.
+const MASK_AGENT: &str = r#"#!/bin/sh
+cat > /dev/null
+case "$MODE" in
+  break) echo broken > data.txt ;;
+  *) echo note > notes.txt ;;
+esac
+echo '{"type":"session","id":"s-1"}'
+echo '{"type":"result","ok":true,"text":"done"}'
+"#;
+
+const MASK_TESTS: &str = "import unittest\n\n\nclass AppTest(unittest.TestCase):\n    def test_legacy(self):\n        self.assertEqual(1, 2)\n\n    def test_data(self):\n        with open('data.txt') as f:\n            self.assertEqual(f.read(), 'ok\\n')\n";
+
+fn masking_fixture() -> Fixture {
+    let f = fixture();
+    std::fs::write(f.repo.join("test_app.py"), MASK_TESTS).unwrap();
+    std::fs::write(f.repo.join("data.txt"), "ok\n").unwrap();
+    git(&f.repo, &["add", "-A"]);
+    git(&f.repo, &["commit", "-q", "-m", "tests"]);
+    std::fs::write(&f.agent, MASK_AGENT).unwrap();
+    f
+}
+
+fn unittest_step() -> ValidationConfig {
+    ValidationConfig {
+        test: Some("python3 -m unittest".into()),
+        ..ValidationConfig::default()
+    }
+}
+
+#[tokio::test]
+async fn a_test_that_already_failed_does_not_hide_the_test_a_change_breaks() {
+    let f = masking_fixture();
+    let p = pipeline(&f.agent, &[("MODE", "break")]);
+    let limits = TaskLimits {
+        max_cycles: 2,
+        ..TaskLimits::default()
+    };
+    let outcome = run(&p, request(&f.repo, unittest_step(), limits))
+        .await
+        .unwrap();
+    assert_eq!(
+        (outcome.status, outcome.stop_reason),
+        (TaskStatus::Failed, StopReason::MaxCycles)
+    );
+    let tests = outcome
+        .validation()
+        .unwrap()
+        .compare(outcome.baseline.as_ref());
+    assert_eq!(tests.len(), 1);
+    assert!(tests[0].regression);
+    assert_eq!(tests[0].newly_failing, ["test_app.AppTest.test_data"]);
+    assert_eq!(tests[0].already_failing, ["test_app.AppTest.test_legacy"]);
+    // The instruction file named the test that already failed.
+    let written = f
+        .repo
+        .join(".forgecode/tasks")
+        .join(outcome.task_id.as_str())
+        .join("AGENTS.md");
+    let written = std::fs::read_to_string(written).unwrap();
+    assert!(
+        written.contains("test_app.AppTest.test_legacy"),
+        "{written}"
+    );
+}
+
+#[tokio::test]
+async fn a_change_that_breaks_nothing_is_validated_beside_a_failing_test() {
+    let f = masking_fixture();
+    let p = pipeline(&f.agent, &[("MODE", "safe")]);
+    let outcome = run(&p, request(&f.repo, unittest_step(), TaskLimits::default()))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TaskStatus::Validated, "{:?}", outcome.error);
+    let tests = outcome
+        .validation()
+        .unwrap()
+        .compare(outcome.baseline.as_ref());
+    assert!(!tests[0].regression);
+    assert_eq!(tests[0].already_failing, ["test_app.AppTest.test_legacy"]);
+    assert!(tests[0].newly_failing.is_empty());
+}

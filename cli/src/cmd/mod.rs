@@ -10,6 +10,8 @@ pub(crate) mod demo;
 mod doctor;
 mod events;
 pub(crate) mod fake_model;
+pub(crate) mod review;
+pub(crate) mod queue;
 mod run;
 mod runs;
 pub(crate) mod task;
@@ -50,7 +52,9 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::FakeModel(command) => fake_model::run(command).await,
         Command::Task(command) => task::run(command).await,
         Command::Approvals(command) => approvals::run(command).await,
+        Command::Review(args) => review::run(*args).await,
         Command::Serve(args) => crate::serve::run(args).await,
+        Command::Worker(args) => queue::worker::run(args).await,
         Command::Completions { .. } | Command::Config(_) => Ok(0),
     }
 }

@@ -12,6 +12,7 @@ mod fake_model;
 mod harness;
 mod help;
 mod orphans;
+mod queue;
 mod run_output;
 mod serve;
 mod serve_harness;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::finding::Finding;
 use super::kind::TaskType;
 use super::spec::TaskSpec;
-use super::validation::{ValidationReport, ValidationStep};
+use super::validation::{ValidationReport, ValidationStep, compare_step};
 
 /// The seed's rule: an answer without tool calls is a failed task.
 pub const TOOLS_RULE: &str = "You MUST use tools to read and modify files in the workspace. \
@@ -109,12 +109,30 @@ pub fn validation_fix_prompt(
             step.command,
             outcome(step)
         );
+        let tests = compare_step(step, baseline.and_then(|b| b.step(step.name)));
+        if !tests.newly_failing.is_empty() {
+            let _ = writeln!(
+                out,
+                "Tests your change broke: {}.",
+                tests.newly_failing.join(", ")
+            );
+        }
+        if let Some(reason) = &tests.reason {
+            let _ = writeln!(out, "Blamed on your change: {reason}.");
+        }
+        if !tests.already_failing.is_empty() {
+            let _ = writeln!(
+                out,
+                "Already failing before your change (not yours, leave them): {}.",
+                tests.already_failing.join(", ")
+            );
+        }
         let _ = writeln!(out, "```text\n{}\n```", tail.trim_end());
     }
-    let inherited: Vec<&str> = validation
+    let inherited: Vec<String> = validation
         .failing()
         .filter(|s| !validation.regressions(baseline).any(|r| r.name == s.name))
-        .map(|s| s.name.as_str())
+        .map(named_step)
         .collect();
     if !inherited.is_empty() {
         let _ = writeln!(
@@ -125,6 +143,14 @@ pub fn validation_fix_prompt(
     }
     let _ = writeln!(out, "\n{TOOLS_RULE}\n{DONE_RULE}");
     out
+}
+
+/// `test` or `test (tests: a, b)`: a failing step with the tests its output named.
+pub fn named_step(step: &ValidationStep) -> String {
+    match step.failed_tests.as_ref().filter(|t| !t.names.is_empty()) {
+        Some(t) => format!("{} (tests: {})", step.name, t.names.join(", ")),
+        None => step.name.as_str().to_owned(),
+    }
 }
 
 /// The review-fix prompt: the critical findings, each with its place and rule.
@@ -194,6 +220,7 @@ mod tests {
             duration_ms: 800,
             output_tail: tail.into(),
             timed_out: false,
+            failed_tests: None,
         }
     }
 
@@ -232,6 +259,26 @@ mod tests {
         assert!(prompt.contains("error: expected `;`"));
         assert!(prompt.len() < 1_200);
         assert!(!prompt.contains("old flaky test"));
+    }
+
+    #[test]
+    fn validation_fix_prompt_names_the_broken_and_the_inherited_tests() {
+        let tests = |exit: i32, names: &[&str]| {
+            let mut s = step(StepName::Test, Some(exit), "FAILED (failures=2)");
+            s.failed_tests = Some(crate::task::FailedTests {
+                names: names.iter().map(|n| (*n).to_owned()).collect(),
+                count: Some(names.len() as u64),
+                itemized: true,
+            });
+            s
+        };
+        let validation =
+            ValidationReport::from_steps(vec![tests(1, &["t.test_data", "t.test_legacy"])]);
+        let baseline = ValidationReport::from_steps(vec![tests(1, &["t.test_legacy"])]);
+        let prompt = validation_fix_prompt(&validation, Some(&baseline), OutputBounds::default());
+        insta::assert_snapshot!("prompt_fix_validation_tests", prompt);
+        assert!(prompt.contains("Tests your change broke: t.test_data."));
+        assert!(prompt.contains("not yours, leave them): t.test_legacy."));
     }
 
     #[test]

@@ -112,6 +112,7 @@ mod tests {
             duration_ms: 12,
             output_tail: tail.into(),
             timed_out: false,
+            failed_tests: None,
         }
     }
 

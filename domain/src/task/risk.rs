@@ -195,6 +195,7 @@ mod tests {
                     duration_ms: 1,
                     output_tail: String::new(),
                     timed_out: false,
+                    failed_tests: None,
                 })
                 .collect(),
         )

@@ -1,6 +1,10 @@
 //! The result of running the validation commands (install, lint, build, test) once.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
+
+use super::failed_tests::FailedTests;
 
 /// Which validation step; the order of the variants is the order they run in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -49,6 +53,9 @@ pub struct ValidationStep {
     /// The step's own timeout killed it.
     #[serde(default)]
     pub timed_out: bool,
+    /// The tests its output named as failing (set when the step failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_tests: Option<FailedTests>,
 }
 
 impl ValidationStep {
@@ -78,14 +85,13 @@ impl ValidationReport {
         self.steps.iter().filter(|s| !s.passed())
     }
 
-    /// The failing steps the change is to blame for: those that did not already fail on the
-    /// untouched worktree (`baseline`).
+    /// The failing steps the change is to blame for (see [`compare_step`]).
     pub fn regressions<'a>(
         &'a self,
         baseline: Option<&'a ValidationReport>,
     ) -> impl Iterator<Item = &'a ValidationStep> + 'a {
         self.failing()
-            .filter(move |s| !baseline.is_some_and(|b| b.failing().any(|f| f.name == s.name)))
+            .filter(move |s| compare_step(s, baseline.and_then(|b| b.step(s.name))).regression)
     }
 
     /// Passed, or fails only where the baseline already failed: what the correction loop
@@ -93,6 +99,109 @@ impl ValidationReport {
     pub fn passes_against(&self, baseline: Option<&ValidationReport>) -> bool {
         self.regressions(baseline).next().is_none()
     }
+
+    pub fn step(&self, name: StepName) -> Option<&ValidationStep> {
+        self.steps.iter().find(|s| s.name == name)
+    }
+
+    /// Every step that fails now or failed on the baseline, against the baseline.
+    pub fn compare(&self, baseline: Option<&ValidationReport>) -> Vec<StepTests> {
+        self.steps
+            .iter()
+            .filter(|s| {
+                !s.passed()
+                    || baseline
+                        .and_then(|b| b.step(s.name))
+                        .is_some_and(|b| !b.passed())
+            })
+            .map(|s| compare_step(s, baseline.and_then(|b| b.step(s.name))))
+            .collect()
+    }
+}
+
+/// One step's failing tests against the baseline: what `task run` reports per step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepTests {
+    pub step: StepName,
+    /// Failing now and on the untouched tree: not the change's.
+    pub already_failing: Vec<String>,
+    /// Failing now, passing (or absent) on the untouched tree: the change's.
+    pub newly_failing: Vec<String>,
+    /// Failing on the untouched tree, passing now.
+    pub fixed: Vec<String>,
+    /// The change is to blame for the step's failure.
+    pub regression: bool,
+    /// Why the step is blamed when its tests cannot say (the failures are not itemized).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Compares a step with the same step on the untouched tree.
+///
+/// A test failing now that passed (or did not exist) before is the change's regression.
+/// When either run's failures cannot be itemized, the step is the change's regression if
+/// it fails *more* than before: another exit code, a timeout, more failures counted, or a
+/// different list of names. When unsure, the change is blamed: committing a break is worse
+/// than one more correction cycle.
+pub fn compare_step(now: &ValidationStep, base: Option<&ValidationStep>) -> StepTests {
+    let empty = FailedTests::default();
+    let now_tests = if now.passed() {
+        &empty
+    } else {
+        now.failed_tests.as_ref().unwrap_or(&empty)
+    };
+    let base_failed = base.filter(|b| !b.passed());
+    let base_tests = base_failed.map_or(&empty, |b| b.failed_tests.as_ref().unwrap_or(&empty));
+    let now_names: BTreeSet<&String> = now_tests.names.iter().collect();
+    let base_names: BTreeSet<&String> = base_tests.names.iter().collect();
+    let list = |set: BTreeSet<&&String>| set.into_iter().map(|s| (*s).clone()).collect::<Vec<_>>();
+    let mut out = StepTests {
+        step: now.name,
+        already_failing: list(now_names.intersection(&base_names).collect()),
+        newly_failing: list(now_names.difference(&base_names).collect()),
+        fixed: list(base_names.difference(&now_names).collect()),
+        regression: false,
+        reason: None,
+    };
+    if now.passed() {
+        return out;
+    }
+    let Some(base) = base_failed else {
+        out.regression = true;
+        if now_tests.names.is_empty() {
+            out.reason = Some("fails now, passed before the change".into());
+        }
+        return out;
+    };
+    if now_tests.itemized && base_tests.itemized {
+        out.regression = !out.newly_failing.is_empty();
+        return out;
+    }
+    out.reason = if now.timed_out && !base.timed_out {
+        Some("timed out, did not before the change".into())
+    } else if now.exit_code != base.exit_code {
+        Some(format!(
+            "exit code {}, was {} before the change",
+            code(now.exit_code),
+            code(base.exit_code)
+        ))
+    } else if now_tests.count.unwrap_or(0) > base_tests.count.unwrap_or(0) {
+        Some(format!(
+            "{} failures, {} before the change",
+            now_tests.count.unwrap_or(0),
+            base_tests.count.unwrap_or(0)
+        ))
+    } else if now_names != base_names {
+        Some("a different list of failures than before the change".into())
+    } else {
+        None
+    };
+    out.regression = out.reason.is_some() || !out.newly_failing.is_empty();
+    out
+}
+
+fn code(exit: Option<i32>) -> String {
+    exit.map_or_else(|| "none (killed)".to_owned(), |c| c.to_string())
 }
 
 #[cfg(test)]
@@ -107,6 +216,7 @@ mod tests {
             duration_ms: 3,
             output_tail: String::new(),
             timed_out,
+            failed_tests: None,
         }
     }
 
@@ -163,6 +273,79 @@ mod tests {
             let got: Vec<StepName> = now.regressions(base.as_ref()).map(|s| s.name).collect();
             assert_eq!(got, expected);
             assert_eq!(now.passes_against(base.as_ref()), expected.is_empty());
+        }
+    }
+
+    fn tested(
+        exit_code: Option<i32>,
+        names: &[&str],
+        count: Option<u64>,
+        itemized: bool,
+    ) -> ValidationStep {
+        let mut s = step(StepName::Test, exit_code, false);
+        s.failed_tests = Some(FailedTests {
+            names: names.iter().map(|n| (*n).to_owned()).collect(),
+            count,
+            itemized,
+        });
+        s
+    }
+
+    #[test]
+    fn tests_are_compared_with_the_baseline_test_by_test() {
+        let legacy = tested(Some(1), &["test_legacy"], Some(1), true);
+        let both = tested(Some(1), &["test_data", "test_legacy"], Some(2), true);
+        let unlisted = tested(Some(1), &[], None, false);
+        let pass = step(StepName::Test, Some(0), false);
+        // (now, baseline, regression, newly failing, already failing, fixed)
+        type Row<'a> = (
+            &'a ValidationStep,
+            Option<&'a ValidationStep>,
+            bool,
+            &'a [&'a str],
+            &'a [&'a str],
+            &'a [&'a str],
+        );
+        let table: [Row<'_>; 9] = [
+            // The masking case: the step already failed, the change breaks another test.
+            (
+                &both,
+                Some(&legacy),
+                true,
+                &["test_data"],
+                &["test_legacy"],
+                &[],
+            ),
+            (&legacy, Some(&legacy), false, &[], &["test_legacy"], &[]),
+            (&pass, Some(&legacy), false, &[], &[], &["test_legacy"]),
+            (
+                &legacy,
+                Some(&both),
+                false,
+                &[],
+                &["test_legacy"],
+                &["test_data"],
+            ),
+            (&legacy, Some(&pass), true, &["test_legacy"], &[], &[]),
+            (&legacy, None, true, &["test_legacy"], &[], &[]),
+            // Not itemized: the same failure is not blamed, a bigger or other one is.
+            (&unlisted, Some(&unlisted), false, &[], &[], &[]),
+            (
+                &tested(Some(101), &[], None, false),
+                Some(&unlisted),
+                true,
+                &[],
+                &[],
+                &[],
+            ),
+            (&unlisted, Some(&legacy), true, &[], &[], &["test_legacy"]),
+        ];
+        for (now, base, regression, newly, already, fixed) in table {
+            let got = compare_step(now, base);
+            assert_eq!(got.regression, regression, "{now:?} vs {base:?}: {got:?}");
+            assert_eq!(got.newly_failing, newly, "{got:?}");
+            assert_eq!(got.already_failing, already, "{got:?}");
+            assert_eq!(got.fixed, fixed, "{got:?}");
         }
     }
 }

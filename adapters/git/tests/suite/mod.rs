@@ -1,1 +1,2 @@
 mod is_repository;
+mod review_range;

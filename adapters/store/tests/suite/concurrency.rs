@@ -4,7 +4,7 @@ use forge_adapter_store::SqliteStore;
 use forge_domain::delivery::{ApprovalState, Decision};
 use forge_ports::{DecideOutcome, TaskStore};
 
-use super::{id, pending};
+use super::{LATEST, id, pending};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn exactly_one_of_two_concurrent_approvers_wins() {
@@ -52,6 +52,6 @@ async fn two_connections_opening_a_new_file_apply_the_schema_once() {
         }),
     );
     let (a, b) = (a.unwrap().unwrap(), b.unwrap().unwrap());
-    assert_eq!(a.schema_version().unwrap(), 1);
-    assert_eq!(b.schema_version().unwrap(), 1);
+    assert_eq!(a.schema_version().unwrap(), LATEST);
+    assert_eq!(b.schema_version().unwrap(), LATEST);
 }

@@ -99,7 +99,10 @@ fn a_file_from_a_newer_forge_is_refused() {
     drop(raw);
     let err = SqliteStore::open(&path).unwrap_err().to_string();
     assert!(
-        err.contains("schema version 99, newer than this forge knows (1)"),
+        err.contains(&format!(
+            "schema version 99, newer than this forge knows ({})",
+            super::LATEST
+        )),
         "{err}"
     );
 }

@@ -1,5 +1,6 @@
 mod concurrency;
 mod faults;
+mod queue;
 mod round_trip;
 
 use forge_domain::delivery::{
@@ -45,3 +46,6 @@ pub(crate) fn pending(name: &str, at: u64) -> Approval {
 pub(crate) fn entry(name: &str, at: u64, action: AuditAction) -> AuditEntry {
     AuditEntry::new(id(name), at, "forge", action, "")
 }
+
+/// The schema version a freshly opened file is at.
+pub(crate) const LATEST: u32 = 2;

@@ -8,7 +8,7 @@ use forge_domain::task::TaskStatus;
 use forge_ports::{DecideOutcome, TaskStore};
 use pretty_assertions::assert_eq;
 
-use super::{entry, id, pending, task};
+use super::{LATEST, entry, id, pending, task};
 
 #[tokio::test]
 async fn rows_survive_a_reopen() {
@@ -16,7 +16,7 @@ async fn rows_survive_a_reopen() {
     let path = dir.path().join(".forgecode/forge.db");
     {
         let store = SqliteStore::open(&path).unwrap();
-        assert_eq!(store.schema_version().unwrap(), 1);
+        assert_eq!(store.schema_version().unwrap(), LATEST);
         store
             .save_task(
                 &task("t1", 10),
@@ -58,7 +58,7 @@ async fn rows_survive_a_reopen() {
     }
     // Reopening applies no migration twice and finds everything.
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), LATEST);
     let tasks = store.tasks().await.unwrap();
     let names: Vec<&str> = tasks.iter().map(|t| t.task_id.as_str()).collect();
     assert_eq!(names, vec!["t2", "t1"], "newest first");

@@ -42,18 +42,30 @@ pub enum TaskCmd {
     Show(TaskIdArgs),
     /// Undo a task's delivery: revert its commit when merged, else remove its branch
     Rollback(TaskIdArgs),
+    /// Put a task in the queue for any worker to run (prints its id)
+    Submit(Box<crate::cmd::queue::commands::SubmitArgs>),
+    /// A queued task's state, attempts and worker
+    Status(crate::cmd::queue::commands::QueueIdArgs),
+    /// Cancel a queued or running task, on whichever worker runs it
+    Cancel(crate::cmd::queue::commands::QueueIdArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct TaskListArgs {
     #[command(flatten)]
     pub common: crate::cmd::approvals::RepoArgs,
+    /// List the queue's tasks instead of the repository's store
+    #[arg(long, value_name = "URL")]
+    pub queue: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct TaskIdArgs {
     #[command(flatten)]
     pub common: crate::cmd::approvals::RepoArgs,
+    /// Read the task from the queue instead of the repository's store (show only)
+    #[arg(long, value_name = "URL")]
+    pub queue: Option<String>,
     /// The task id (`task list` shows them)
     pub id: String,
 }
@@ -135,8 +147,31 @@ pub async fn run(cmd: TaskCmd) -> Result<u8, Failure> {
     match cmd {
         TaskCmd::Run(args) => run::run(*args).await,
         TaskCmd::Gc(args) => gc::run(args).await,
-        TaskCmd::List(args) => records::list(args).await,
-        TaskCmd::Show(args) => records::show(args).await,
-        TaskCmd::Rollback(args) => records::rollback(args).await,
+        TaskCmd::List(args) => match &args.queue {
+            Some(url) => crate::cmd::queue::commands::list(url, args.common.json).await,
+            None => records::list(args).await,
+        },
+        TaskCmd::Show(args) => match args.queue {
+            Some(queue) => {
+                crate::cmd::queue::commands::show(crate::cmd::queue::commands::QueueIdArgs {
+                    queue: crate::cmd::queue::commands::QueueFlag { queue },
+                    json: args.common.json,
+                    id: args.id,
+                })
+                .await
+            }
+            None => records::show(args).await,
+        },
+        TaskCmd::Rollback(args) => {
+            if args.queue.is_some() {
+                return Err(Failure::Usage(
+                    "task rollback --queue: rollback works on a repository's store; run it in the repository".to_owned(),
+                ));
+            }
+            records::rollback(args).await
+        }
+        TaskCmd::Submit(args) => crate::cmd::queue::commands::submit(*args).await,
+        TaskCmd::Status(args) => crate::cmd::queue::commands::status(args).await,
+        TaskCmd::Cancel(args) => crate::cmd::queue::commands::cancel(args).await,
     }
 }

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::task::kind::TaskType;
+use crate::task::prompt::named_step;
 use crate::task::spec::{ContextFile, Goal};
 use crate::task::validation::{StepName, ValidationReport};
 
@@ -139,15 +140,16 @@ fn validation_section(out: &mut String, inputs: &InstructionInputs<'_>) {
     for (name, command) in inputs.validation {
         let _ = writeln!(out, "- {name}: `{command}`");
     }
-    let already: Vec<&str> = inputs
+    let already: Vec<String> = inputs
         .baseline
-        .map(|b| b.failing().map(|s| s.name.as_str()).collect())
+        .map(|b| b.failing().map(named_step).collect())
         .unwrap_or_default();
     if !already.is_empty() {
         let _ = writeln!(
             out,
-            "\nAlready failing before your change (baseline): {}. You are not blamed for it; \
-             fix it only if the task is about it.",
+            "\nAlready failing before your change (baseline): {}. You are not blamed for \
+             these; fix them only if the task is about them, and do not mistake them for \
+             failures of your own: forge compares test by test.",
             already.join(", ")
         );
     }
@@ -179,6 +181,11 @@ mod tests {
             duration_ms: 5,
             output_tail: "FAIL".into(),
             timed_out: false,
+            failed_tests: Some(crate::task::FailedTests {
+                names: vec!["test_app.AppTest.test_legacy".into()],
+                count: Some(1),
+                itemized: true,
+            }),
         }])
     }
 

@@ -1,0 +1,50 @@
+//! Any Agent Client Protocol agent as a forge provider (`kind = "acp"` in forge.toml).
+//!
+//! ACP is JSON-RPC 2.0, one message per line over the agent's stdio, and bidirectional: the
+//! agent asks its client to read and write files and to approve tool calls. The runtime
+//! spawns the agent with stdin open ([`forge_ports::Invocation::stdin_open`]); per stdout line
+//! the [`session::AcpSession`] answers (the client side: `initialize`, `session/new` or
+//! `session/load` / `session/resume`, the mode, `session/prompt`, `fs/*`,
+//! `session/request_permission`) and the [`decode::AcpDecoder`] turns the line into events.
+//! Both read the messages with the official SDK's schema types (`agent-client-protocol`);
+//! the decisions both need (which session request, which mode) are pure functions in
+//! [`flow`], so they agree without sharing state.
+//!
+//! `terminal/*` is not advertised: the agents then run commands themselves, in their own
+//! process group under forge's.
+
+pub mod decode;
+pub mod flow;
+pub mod provider;
+pub mod rpc;
+pub mod session;
+
+use std::sync::Arc;
+
+use forge_domain::ProviderId;
+use forge_ports::{Provider, ProviderSettings};
+
+pub use decode::AcpDecoder;
+pub use provider::AcpProvider;
+pub use session::AcpSession;
+
+/// The kind name in `forge.toml` (`kind = "acp"`).
+pub const KIND: &str = "acp";
+
+/// Update kinds this decoder keeps whole as `AgentEvent::Unknown` on purpose: they describe
+/// the session (its commands, mode, options, title), not the run.
+pub const PASSTHROUGH_KINDS: &[&str] = &[
+    "available_commands_update",
+    "current_mode_update",
+    "config_option_update",
+    "session_info_update",
+    // Its cost is read into the result; the context window sizes are kept raw.
+    "usage_update",
+    "plan",
+    "permission",
+];
+
+/// The provider named `id`, built from its settings (`command`, `env`, `modes`, …).
+pub fn provider(id: ProviderId, settings: ProviderSettings) -> Arc<dyn Provider> {
+    Arc::new(AcpProvider::new(id, settings))
+}

@@ -1,0 +1,232 @@
+//! [`AcpProvider`]: the [`Provider`] for any agent configured with `kind = "acp"`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use forge_domain::{ExecutionRequest, ForgeError, PermissionMode, ProviderId};
+use forge_ports::{
+    AgentSession, Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext,
+    ProcessRunner, Provider, ProviderSettings, SessionServices,
+};
+
+use agent_client_protocol::v1::schema::InitializeResponse;
+
+use crate::decode::AcpDecoder;
+use crate::flow::FlowConfig;
+use crate::rpc::{self, Incoming, Kind};
+use crate::session::AcpSession;
+
+/// How long `doctor` waits for the answer to `initialize`.
+const INITIALIZE_BOUND: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone)]
+pub struct AcpProvider {
+    id: ProviderId,
+    settings: ProviderSettings,
+}
+
+impl AcpProvider {
+    pub fn new(id: ProviderId, settings: ProviderSettings) -> Self {
+        Self { id, settings }
+    }
+
+    /// The agent's program: `binary` when set, else `command`'s first word.
+    fn program(&self) -> PathBuf {
+        self.settings
+            .binary
+            .clone()
+            .or_else(|| self.settings.command.first().map(PathBuf::from))
+            .unwrap_or_default()
+    }
+
+    fn flow(&self, request: &ExecutionRequest, ctx: Option<&InvocationContext>) -> FlowConfig {
+        FlowConfig {
+            workdir: request.workdir.clone(),
+            prompt: request.prompt.clone(),
+            resume: request
+                .resume_session_id
+                .as_ref()
+                .map(|s| s.as_str().to_owned()),
+            permission_mode: request.permission_mode,
+            modes: self.settings.modes.clone(),
+            mcp: ctx.and_then(|c| c.mcp.clone()),
+        }
+    }
+
+    /// What a request asks that ACP cannot carry: refused, never dropped.
+    fn refuse_unsupported(&self, request: &ExecutionRequest) -> Result<(), ForgeError> {
+        let asked = [
+            (
+                request.model.is_some() || self.settings.model.is_some(),
+                "a model (`model`)",
+            ),
+            (
+                !request.add_dirs.is_empty(),
+                "extra directories (`add_dirs`)",
+            ),
+            (request.mcp_config.is_some(), "an MCP config file"),
+            (request.output_schema.is_some(), "an output schema"),
+        ];
+        match asked.iter().find(|(set, _)| *set) {
+            Some((_, what)) => Err(ForgeError::InvalidRequest {
+                reason: format!(
+                    "provider {}: ACP agents cannot be given {what} by forge yet",
+                    self.id
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+#[async_trait]
+impl Provider for AcpProvider {
+    fn id(&self) -> ProviderId {
+        self.id.clone()
+    }
+
+    fn install_hint(&self) -> String {
+        format!(
+            "install the agent so that `{}` runs (providers.{}.command)",
+            self.settings.command.join(" "),
+            self.id
+        )
+    }
+
+    fn settings(&self) -> &ProviderSettings {
+        &self.settings
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            streams_text_deltas: true,
+            max_turns: false,
+            max_budget: false,
+            resume: true,
+            reports_cost: false,
+            allowed_tools: false,
+            append_system_prompt: false,
+            permission_modes: PermissionMode::ALL.to_vec(),
+        }
+    }
+
+    fn invocation(
+        &self,
+        request: &ExecutionRequest,
+        ctx: &InvocationContext,
+    ) -> Result<Invocation, ForgeError> {
+        self.refuse_unsupported(request)?;
+        let mut args: Vec<String> = self.settings.command.iter().skip(1).cloned().collect();
+        args.extend(self.settings.args.iter().cloned());
+        args.extend(request.extra_args.iter().cloned());
+        let mut invocation = Invocation::new(self.program(), args, request.workdir.clone());
+        if let Some(home) = &ctx.home {
+            invocation
+                .env
+                .set
+                .insert("HOME".into(), home.display().to_string());
+        }
+        invocation.env.set.extend(self.settings.env.clone());
+        invocation.env.set.extend(request.env.clone());
+        invocation.stdin_open = true;
+        invocation.install_hint = Some(self.install_hint());
+        Ok(invocation)
+    }
+
+    fn decoder(&self, request: &ExecutionRequest) -> Box<dyn Decoder> {
+        Box::new(AcpDecoder::new(self.flow(request, None)))
+    }
+
+    fn session(
+        &self,
+        request: &ExecutionRequest,
+        ctx: &InvocationContext,
+        services: SessionServices,
+    ) -> Option<Box<dyn AgentSession>> {
+        Some(Box::new(AcpSession::new(
+            self.flow(request, Some(ctx)),
+            services,
+        )))
+    }
+
+    async fn detect(&self, runner: &dyn ProcessRunner, _env: &EnvSnapshot) -> Detection {
+        let program = self.program();
+        let mut detection = Detection {
+            provider: self.id.to_string(),
+            binary: self.settings.command.join(" "),
+            path: runner.locate(&program),
+            supported_range: format!("ACP protocol version {}", rpc::PROTOCOL),
+            ..Detection::default()
+        };
+        if detection.path.is_none() {
+            detection.hints.push(format!(
+                "`{}` not found: {}",
+                program.display(),
+                self.install_hint()
+            ));
+            return detection;
+        }
+        let cwd = std::env::temp_dir();
+        let mut invocation = Invocation::new(
+            program,
+            self.settings.command.iter().skip(1).cloned().collect(),
+            cwd,
+        );
+        invocation.env.set.extend(self.settings.env.clone());
+        invocation.stdin = Some(format!("{}\n", crate::session::initialize_line()).into_bytes());
+        match runner.output(invocation, INITIALIZE_BOUND).await {
+            Ok(out) => match initialize_answer(&out.stdout) {
+                Some(Ok(init)) => {
+                    detection.version = init
+                        .agent_info
+                        .as_ref()
+                        .map(|i| format!("{} {}", i.name, i.version));
+                    detection.version_supported = Some(init.protocol_version == rpc::PROTOCOL);
+                    if init.protocol_version != rpc::PROTOCOL {
+                        detection.hints.push(format!(
+                            "the agent speaks ACP protocol version {}; forge speaks version {}",
+                            init.protocol_version,
+                            rpc::PROTOCOL
+                        ));
+                    }
+                    let methods: Vec<String> = init
+                        .auth_methods
+                        .iter()
+                        .map(|m| m.id().0.to_string())
+                        .collect();
+                    detection.auth_detail = Some(if methods.is_empty() {
+                        "no authentication needed".to_owned()
+                    } else {
+                        format!("authentication methods offered: {}", methods.join(", "))
+                    });
+                }
+                Some(Err(message)) => detection
+                    .hints
+                    .push(format!("the agent refused initialize: {message}")),
+                None => detection.hints.push(format!(
+                    "the agent did not answer initialize (stderr: {})",
+                    forge_domain::error::excerpt(out.stderr.trim(), 300)
+                )),
+            },
+            Err(e) => detection.hints.push(format!(
+                "initialize was not answered within {} s: {e}",
+                INITIALIZE_BOUND.as_secs()
+            )),
+        }
+        detection
+    }
+}
+
+/// The answer to `initialize` among the agent's stdout lines.
+fn initialize_answer(stdout: &str) -> Option<Result<InitializeResponse, String>> {
+    stdout
+        .lines()
+        .find_map(|line| match Incoming::read(line)?.kind() {
+            Kind::Answer(rpc::INITIALIZE, Ok(r)) => {
+                Some(serde_json::from_str(r.get()).map_err(|e| e.to_string()))
+            }
+            Kind::Answer(rpc::INITIALIZE, Err(e)) => Some(Err(rpc::describe(&e))),
+            _ => None,
+        })
+}

@@ -1,0 +1,354 @@
+//! [`PgQueue`]: the [`TaskQueue`] port over one PostgreSQL database.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use forge_domain::ForgeError;
+use forge_domain::queue::{Finish, Heartbeat, QueueEvent, QueueSubmission, QueuedTask};
+use forge_domain::task::TaskId;
+use forge_ports::TaskQueue;
+use tokio::sync::Mutex;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Config, Row};
+
+use crate::connect::{connect, db_error, display_url, parse};
+use crate::listen::{Listener, WORK_CHANNEL};
+use crate::migrate::migrate;
+use crate::rows::{TASK_COLUMNS, event_from, qualified_task_columns, task_from};
+
+/// A handle on the queue; cheap to clone. One connection for statements (tokio-postgres
+/// pipelines concurrent calls on it) and one for `LISTEN`, each made again after the
+/// server went away.
+#[derive(Clone)]
+pub struct PgQueue {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// The URL as messages show it (no password).
+    url: String,
+    config: Config,
+    client: Mutex<Option<Arc<Client>>>,
+    listener: Mutex<Option<Listener>>,
+}
+
+impl std::fmt::Debug for PgQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgQueue")
+            .field("url", &self.inner.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgQueue {
+    /// Connects to the database at `url` and brings its schema up to date.
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] for a URL that is not a PostgreSQL URL or does not
+    /// parse; [`ForgeError::Io`] naming the server when it cannot be reached within
+    /// seconds, refuses the connection, or has a newer schema than this forge knows.
+    pub async fn connect(url: &str) -> Result<Self, ForgeError> {
+        let config = parse(url)?;
+        let shown = display_url(&config);
+        let mut client = connect(&config, &shown, None).await?;
+        migrate(&mut client, &shown).await?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                url: shown,
+                config,
+                client: Mutex::new(Some(Arc::new(client))),
+                listener: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The URL without its password.
+    pub fn url(&self) -> &str {
+        &self.inner.url
+    }
+
+    /// The statement connection, made again when the last one closed.
+    async fn client(&self) -> Result<Arc<Client>, ForgeError> {
+        let mut slot = self.inner.client.lock().await;
+        if let Some(client) = slot.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(Arc::clone(client));
+        }
+        *slot = None;
+        let client = Arc::new(connect(&self.inner.config, &self.inner.url, None).await?);
+        *slot = Some(Arc::clone(&client));
+        Ok(client)
+    }
+
+    async fn query(
+        &self,
+        doing: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, ForgeError> {
+        let client = self.client().await?;
+        match client.query(sql, params).await {
+            Ok(rows) => Ok(rows),
+            Err(e) => {
+                if connection_lost(&e) {
+                    // The connection is gone (its driver may not have noticed yet): the
+                    // next call connects again.
+                    let mut slot = self.inner.client.lock().await;
+                    if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, &client)) {
+                        *slot = None;
+                    }
+                }
+                Err(db_error(&self.inner.url, doing, &e))
+            }
+        }
+    }
+
+    fn tasks_of(&self, rows: &[Row]) -> Result<Vec<QueuedTask>, ForgeError> {
+        rows.iter().map(|r| task_from(r, &self.inner.url)).collect()
+    }
+
+    fn first_task(&self, rows: &[Row]) -> Result<Option<QueuedTask>, ForgeError> {
+        rows.first()
+            .map(|r| task_from(r, &self.inner.url))
+            .transpose()
+    }
+}
+
+/// Whether the error means the connection is gone: closed, an I/O failure, or the server
+/// ending it (class 57P: shutdown, terminated by an administrator; class 08: connection).
+fn connection_lost(e: &tokio_postgres::Error) -> bool {
+    match e.as_db_error() {
+        None => true,
+        Some(db) => {
+            let code = db.code().code();
+            code.starts_with("57P") || code.starts_with("08")
+        }
+    }
+}
+
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn int32(value: u32) -> i32 {
+    i32::try_from(value).unwrap_or(i32::MAX)
+}
+
+#[async_trait]
+impl TaskQueue for PgQueue {
+    async fn submit(&self, task: &QueueSubmission) -> Result<QueuedTask, ForgeError> {
+        let sql = format!(
+            "WITH ins AS (
+                INSERT INTO queue_tasks
+                    (task_id, state, repo, prompt, options, max_attempts, submitted_at_ms)
+                VALUES ($1, 'queued', $2, $3, $4, $5, forge_now_ms())
+                ON CONFLICT (task_id) DO NOTHING
+                RETURNING {TASK_COLUMNS})
+             SELECT ins.*, pg_notify('{WORK_CHANNEL}', ins.task_id) FROM ins"
+        );
+        let rows = self
+            .query(
+                "submitting a task",
+                &sql,
+                &[
+                    &task.task_id.as_str(),
+                    &task.repo,
+                    &task.prompt,
+                    &task.options,
+                    &int32(task.max_attempts.max(1)),
+                ],
+            )
+            .await?;
+        self.first_task(&rows)?
+            .ok_or_else(|| ForgeError::InvalidRequest {
+                reason: format!("task {} is already in the queue", task.task_id),
+            })
+    }
+
+    async fn claim(&self, worker: &str, lease_ms: u64) -> Result<Option<QueuedTask>, ForgeError> {
+        // First the tasks whose worker was lost for the last time (or after a cancel):
+        // they end here instead of being claimed again.
+        self.query(
+            "ending lost tasks",
+            "UPDATE queue_tasks SET
+                state = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'dead' END,
+                last_error = CASE WHEN cancel_requested THEN last_error ELSE format(
+                    'lease lost %s time(s), last held by %s; max_attempts reached',
+                    attempts, worker) END,
+                lease_until_ms = NULL,
+                finished_at_ms = forge_now_ms()
+             WHERE task_id IN (
+                SELECT task_id FROM queue_tasks
+                WHERE state = 'running' AND lease_until_ms < forge_now_ms()
+                  AND (attempts >= max_attempts OR cancel_requested)
+                FOR UPDATE SKIP LOCKED)",
+            &[],
+        )
+        .await?;
+        let sql = format!(
+            "UPDATE queue_tasks t SET
+                state = 'running',
+                worker = $1,
+                attempts = t.attempts + 1,
+                lease_until_ms = forge_now_ms() + $2,
+                started_at_ms = forge_now_ms(),
+                last_error = CASE WHEN t.state = 'running'
+                    THEN format('lease of %s ran out', t.worker) ELSE t.last_error END
+             FROM (
+                SELECT task_id FROM queue_tasks
+                WHERE state = 'queued'
+                   OR (state = 'running' AND lease_until_ms < forge_now_ms()
+                       AND attempts < max_attempts AND NOT cancel_requested)
+                ORDER BY position
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED) picked
+             WHERE t.task_id = picked.task_id
+             RETURNING {}",
+            qualified_task_columns()
+        );
+        let rows = self
+            .query("claiming a task", &sql, &[&worker, &int(lease_ms)])
+            .await?;
+        self.first_task(&rows)
+    }
+
+    async fn heartbeat(
+        &self,
+        id: &TaskId,
+        worker: &str,
+        lease_ms: u64,
+    ) -> Result<Heartbeat, ForgeError> {
+        let rows = self
+            .query(
+                "renewing a lease",
+                "UPDATE queue_tasks SET lease_until_ms = forge_now_ms() + $3
+                 WHERE task_id = $1 AND worker = $2 AND state = 'running'
+                 RETURNING cancel_requested",
+                &[&id.as_str(), &worker, &int(lease_ms)],
+            )
+            .await?;
+        Ok(match rows.first().map(|r| r.get::<_, bool>(0)) {
+            None => Heartbeat::Lost,
+            Some(true) => Heartbeat::CancelRequested,
+            Some(false) => Heartbeat::Held,
+        })
+    }
+
+    async fn finish(&self, id: &TaskId, worker: &str, finish: &Finish) -> Result<bool, ForgeError> {
+        if !finish.state.is_final() {
+            return Err(ForgeError::InvalidRequest {
+                reason: format!("a task cannot finish as {}", finish.state),
+            });
+        }
+        let rows = self
+            .query(
+                "recording a result",
+                "UPDATE queue_tasks SET state = $3, exit_code = $4,
+                    last_error = COALESCE($5, last_error), report = $6,
+                    lease_until_ms = NULL, finished_at_ms = forge_now_ms()
+                 WHERE task_id = $1 AND worker = $2 AND state = 'running'
+                 RETURNING task_id",
+                &[
+                    &id.as_str(),
+                    &worker,
+                    &finish.state.as_str(),
+                    &finish.exit_code,
+                    &finish.error,
+                    &finish.report,
+                ],
+            )
+            .await?;
+        Ok(!rows.is_empty())
+    }
+
+    async fn release(&self, id: &TaskId, worker: &str) -> Result<bool, ForgeError> {
+        let sql = format!(
+            "UPDATE queue_tasks SET state = 'queued', attempts = GREATEST(attempts - 1, 0),
+                lease_until_ms = NULL
+             WHERE task_id = $1 AND worker = $2 AND state = 'running'
+             RETURNING pg_notify('{WORK_CHANNEL}', task_id)"
+        );
+        let rows = self
+            .query("handing a task back", &sql, &[&id.as_str(), &worker])
+            .await?;
+        Ok(!rows.is_empty())
+    }
+
+    async fn cancel(&self, id: &TaskId) -> Result<Option<QueuedTask>, ForgeError> {
+        let sql = format!(
+            "UPDATE queue_tasks SET
+                cancel_requested = cancel_requested OR state = 'running',
+                finished_at_ms = CASE WHEN state = 'queued'
+                    THEN forge_now_ms() ELSE finished_at_ms END,
+                state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END
+             WHERE task_id = $1
+             RETURNING {TASK_COLUMNS}"
+        );
+        let rows = self
+            .query("cancelling a task", &sql, &[&id.as_str()])
+            .await?;
+        self.first_task(&rows)
+    }
+
+    async fn task(&self, id: &TaskId) -> Result<Option<QueuedTask>, ForgeError> {
+        let sql = format!("SELECT {TASK_COLUMNS} FROM queue_tasks WHERE task_id = $1");
+        let rows = self.query("reading a task", &sql, &[&id.as_str()]).await?;
+        self.first_task(&rows)
+    }
+
+    async fn tasks(&self, limit: u32) -> Result<Vec<QueuedTask>, ForgeError> {
+        let sql = format!("SELECT {TASK_COLUMNS} FROM queue_tasks ORDER BY position DESC LIMIT $1");
+        let rows = self
+            .query("listing tasks", &sql, &[&i64::from(limit)])
+            .await?;
+        self.tasks_of(&rows)
+    }
+
+    async fn append_event(
+        &self,
+        id: &TaskId,
+        kind: &str,
+        data: &serde_json::Value,
+    ) -> Result<u64, ForgeError> {
+        let rows = self
+            .query(
+                "storing an event",
+                "WITH e AS (
+                    INSERT INTO queue_events (task_id, at_ms, kind, data)
+                    VALUES ($1, forge_now_ms(), $2, $3) RETURNING seq, task_id)
+                 SELECT e.seq, pg_notify('forge_events', e.task_id || ' ' || e.seq) FROM e",
+                &[&id.as_str(), &kind, data],
+            )
+            .await?;
+        let seq: i64 = rows.first().map_or(0, |r| r.get(0));
+        Ok(u64::try_from(seq).unwrap_or(0))
+    }
+
+    async fn events(&self, id: &TaskId, after: u64) -> Result<Vec<QueueEvent>, ForgeError> {
+        let rows = self
+            .query(
+                "reading events",
+                "SELECT seq, task_id, at_ms, kind, data FROM queue_events
+                 WHERE task_id = $1 AND seq > $2 ORDER BY seq",
+                &[&id.as_str(), &int(after)],
+            )
+            .await?;
+        rows.iter()
+            .map(|r| event_from(r, &self.inner.url))
+            .collect()
+    }
+
+    async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError> {
+        let mut slot = self.inner.listener.lock().await;
+        if slot.is_none() {
+            *slot = Some(Listener::open(&self.inner.config, &self.inner.url).await?);
+        }
+        if let Some(listener) = slot.as_mut() {
+            if !listener.wait(timeout_ms).await {
+                // The connection is gone (server restart): listen again on the next call,
+                // and let the caller claim now in case a notification was lost meanwhile.
+                *slot = None;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,17 @@
+//! The task queue contract on PostgreSQL: two connections (two machines) on a fresh database.
+
+use std::sync::Arc;
+
+use forge_adapter_postgres::PgQueue;
+use forge_testkit::queue_contract::Queue;
+
+use forge_testkit::postgres::FreshDb;
+
+async fn fresh() -> (Queue, Queue, FreshDb) {
+    let db = FreshDb::create().await;
+    let a = PgQueue::connect(&db.url).await.unwrap();
+    let b = PgQueue::connect(&db.url).await.unwrap();
+    (Arc::new(a), Arc::new(b), db)
+}
+
+forge_testkit::queue_contract_tests!(fresh);

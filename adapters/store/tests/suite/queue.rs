@@ -1,0 +1,17 @@
+//! The task queue contract (forge-testkit's `queue_contract`) on the SQLite file.
+
+use std::sync::Arc;
+
+use forge_adapter_store::SqliteStore;
+use forge_testkit::queue_contract::Queue;
+
+/// Two handles (two connections, as two worker processes would have) on one new file.
+async fn fresh() -> (Queue, Queue, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("queue.db");
+    let a = SqliteStore::open(&path).unwrap();
+    let b = SqliteStore::open(&path).unwrap();
+    (Arc::new(a), Arc::new(b), dir)
+}
+
+forge_testkit::queue_contract_tests!(fresh);

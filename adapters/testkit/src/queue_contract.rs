@@ -1,0 +1,409 @@
+//! The contract every [`TaskQueue`] implementation keeps, run against each of them (the
+//! SQLite and the PostgreSQL adapter) by [`queue_contract_tests!`](crate::queue_contract_tests).
+//!
+//! Each check gets two handles on one fresh, empty queue — two "machines" — and asserts
+//! behaviour only: what a caller of the port can see.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed step should fail the test"
+)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use forge_domain::ForgeError;
+use forge_domain::queue::{Finish, Heartbeat, QueueState, QueueSubmission, QueuedTask, dead_error};
+use forge_domain::task::TaskId;
+use forge_ports::TaskQueue;
+
+/// A handle on the queue under test.
+pub type Queue = Arc<dyn TaskQueue>;
+
+/// Generates one `#[tokio::test]` per contract check. `$fresh` is an async fn returning
+/// `(Queue, Queue, guard)`: two handles on one new empty queue and whatever must live as
+/// long as the test (a temporary directory, a database dropped on drop).
+#[macro_export]
+macro_rules! queue_contract_tests {
+    ($fresh:path) => {
+        $crate::queue_contract_tests!(@each $fresh;
+            submitted_task_reads_back,
+            a_second_submit_of_an_id_is_refused,
+            claims_take_the_oldest_and_count_an_attempt,
+            concurrent_workers_claim_each_task_once,
+            a_heartbeat_renews_only_the_holders_lease,
+            a_lapsed_lease_is_taken_over_and_its_old_holder_locked_out,
+            the_last_lapsed_lease_makes_the_task_dead,
+            cancelling_a_queued_task_ends_it_unclaimed,
+            cancelling_a_running_task_reaches_its_heartbeat,
+            a_cancelled_task_whose_worker_died_ends_cancelled,
+            a_result_is_recorded_once_and_only_by_the_holder,
+            a_result_must_be_final,
+            a_released_task_is_claimable_again_without_an_attempt,
+            events_read_back_in_order_after_a_seq,
+            an_idle_worker_wakes_for_a_submit,
+            tasks_are_listed_newest_first,
+            unknown_tasks_are_none
+        );
+    };
+    (@each $fresh:path; $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                let (a, b, _guard) = $fresh().await;
+                $crate::queue_contract::$name(a, b).await;
+            }
+        )*
+    };
+}
+
+fn id(s: &str) -> TaskId {
+    TaskId::new(s).unwrap()
+}
+
+/// A submission of task `name` with `max_attempts`.
+pub fn submission(name: &str, max_attempts: u32) -> QueueSubmission {
+    QueueSubmission {
+        task_id: id(name),
+        repo: "https://git.example/repo.git".to_owned(),
+        prompt: format!("do {name}"),
+        options: serde_json::json!({"provider": "claude", "push": true}),
+        max_attempts,
+    }
+}
+
+async fn submit(q: &Queue, name: &str) -> QueuedTask {
+    q.submit(&submission(name, 3)).await.unwrap()
+}
+
+fn succeeded() -> Finish {
+    Finish {
+        state: QueueState::Succeeded,
+        exit_code: Some(0),
+        error: None,
+        report: Some(serde_json::json!({"status": "validated"})),
+    }
+}
+
+/// Lets a lease of 0 ms run out (leases compare with "before now").
+async fn lapse() {
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+}
+
+pub async fn submitted_task_reads_back(a: Queue, b: Queue) {
+    let submitted = submit(&a, "t1").await;
+    assert_eq!(submitted.state, QueueState::Queued);
+    assert_eq!(submitted.attempts, 0);
+    assert_eq!(submitted.max_attempts, 3);
+    assert_eq!(submitted.worker, None);
+    assert!(!submitted.cancel_requested);
+    let read = b.task(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(read, submitted);
+    assert_eq!(
+        read.options,
+        serde_json::json!({"provider": "claude", "push": true})
+    );
+    assert_eq!(read.prompt, "do t1");
+}
+
+pub async fn a_second_submit_of_an_id_is_refused(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    let again = b.submit(&submission("t1", 3)).await.unwrap_err();
+    assert!(
+        matches!(&again, ForgeError::InvalidRequest { reason } if reason.contains("t1")),
+        "{again:?}"
+    );
+    assert_eq!(a.tasks(10).await.unwrap().len(), 1);
+}
+
+pub async fn claims_take_the_oldest_and_count_an_attempt(a: Queue, b: Queue) {
+    for name in ["t1", "t2"] {
+        submit(&a, name).await;
+    }
+    let first = b.claim("w1", 60_000).await.unwrap().unwrap();
+    assert_eq!(first.task_id, id("t1"));
+    assert_eq!(first.state, QueueState::Running);
+    assert_eq!(first.attempts, 1);
+    assert_eq!(first.worker.as_deref(), Some("w1"));
+    assert!(first.lease_until_ms.is_some());
+    assert!(first.started_at_ms.is_some());
+    let second = a.claim("w2", 60_000).await.unwrap().unwrap();
+    assert_eq!(second.task_id, id("t2"));
+    assert_eq!(a.claim("w3", 60_000).await.unwrap(), None);
+}
+
+pub async fn concurrent_workers_claim_each_task_once(a: Queue, b: Queue) {
+    const TASKS: usize = 24;
+    for n in 0..TASKS {
+        submit(&a, &format!("t{n}")).await;
+    }
+    let mut workers = Vec::new();
+    for w in 0..6 {
+        let q = if w % 2 == 0 {
+            Arc::clone(&a)
+        } else {
+            Arc::clone(&b)
+        };
+        workers.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while let Some(task) = q.claim(&format!("w{w}"), 60_000).await.unwrap() {
+                mine.push(task.task_id);
+            }
+            mine
+        }));
+    }
+    let mut claimed: BTreeMap<TaskId, usize> = BTreeMap::new();
+    for worker in workers {
+        for task in worker.await.unwrap() {
+            *claimed.entry(task).or_default() += 1;
+        }
+    }
+    assert_eq!(claimed.len(), TASKS);
+    assert!(claimed.values().all(|&n| n == 1), "{claimed:?}");
+}
+
+pub async fn a_heartbeat_renews_only_the_holders_lease(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    let claimed = a.claim("w1", 60_000).await.unwrap().unwrap();
+    assert_eq!(
+        b.heartbeat(&id("t1"), "w1", 120_000).await.unwrap(),
+        Heartbeat::Held
+    );
+    let renewed = b.task(&id("t1")).await.unwrap().unwrap();
+    assert!(renewed.lease_until_ms > claimed.lease_until_ms);
+    assert_eq!(
+        b.heartbeat(&id("t1"), "w2", 120_000).await.unwrap(),
+        Heartbeat::Lost
+    );
+    assert_eq!(
+        b.heartbeat(&id("nope"), "w1", 120_000).await.unwrap(),
+        Heartbeat::Lost
+    );
+}
+
+pub async fn a_lapsed_lease_is_taken_over_and_its_old_holder_locked_out(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    a.claim("w1", 0).await.unwrap().unwrap();
+    lapse().await;
+    let taken = b.claim("w2", 60_000).await.unwrap().unwrap();
+    assert_eq!(taken.task_id, id("t1"));
+    assert_eq!(taken.attempts, 2);
+    assert_eq!(taken.worker.as_deref(), Some("w2"));
+    assert_eq!(taken.last_error.as_deref(), Some("lease of w1 ran out"));
+    assert_eq!(
+        a.heartbeat(&id("t1"), "w1", 60_000).await.unwrap(),
+        Heartbeat::Lost
+    );
+    assert!(!a.finish(&id("t1"), "w1", &succeeded()).await.unwrap());
+    assert!(!a.release(&id("t1"), "w1").await.unwrap());
+    let still = b.task(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(still.state, QueueState::Running);
+    assert_eq!(still.worker.as_deref(), Some("w2"));
+}
+
+pub async fn the_last_lapsed_lease_makes_the_task_dead(a: Queue, b: Queue) {
+    a.submit(&submission("t1", 2)).await.unwrap();
+    a.claim("w1", 0).await.unwrap().unwrap();
+    lapse().await;
+    b.claim("w2", 0).await.unwrap().unwrap();
+    lapse().await;
+    assert_eq!(a.claim("w3", 60_000).await.unwrap(), None);
+    let dead = b.task(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(dead.state, QueueState::Dead);
+    assert_eq!(dead.attempts, 2);
+    assert_eq!(dead.lease_until_ms, None);
+    assert!(dead.finished_at_ms.is_some());
+    assert_eq!(dead.last_error, Some(dead_error(2, Some("w2"))));
+}
+
+pub async fn cancelling_a_queued_task_ends_it_unclaimed(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    let cancelled = b.cancel(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(cancelled.state, QueueState::Cancelled);
+    assert!(cancelled.finished_at_ms.is_some());
+    assert_eq!(a.claim("w1", 60_000).await.unwrap(), None);
+    // A final task stays as it is.
+    let again = a.cancel(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(again.state, QueueState::Cancelled);
+    assert!(!again.cancel_requested);
+}
+
+pub async fn cancelling_a_running_task_reaches_its_heartbeat(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    a.claim("w1", 60_000).await.unwrap().unwrap();
+    let marked = b.cancel(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(marked.state, QueueState::Running);
+    assert!(marked.cancel_requested);
+    assert_eq!(
+        a.heartbeat(&id("t1"), "w1", 60_000).await.unwrap(),
+        Heartbeat::CancelRequested
+    );
+    let stop = Finish {
+        state: QueueState::Cancelled,
+        exit_code: Some(130),
+        error: Some("cancelled by task cancel".to_owned()),
+        report: None,
+    };
+    assert!(a.finish(&id("t1"), "w1", &stop).await.unwrap());
+    let done = b.task(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(done.state, QueueState::Cancelled);
+    assert_eq!(done.exit_code, Some(130));
+}
+
+pub async fn a_cancelled_task_whose_worker_died_ends_cancelled(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    a.claim("w1", 0).await.unwrap().unwrap();
+    b.cancel(&id("t1")).await.unwrap().unwrap();
+    lapse().await;
+    assert_eq!(b.claim("w2", 60_000).await.unwrap(), None);
+    let done = a.task(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(done.state, QueueState::Cancelled);
+    assert_eq!(done.attempts, 1);
+}
+
+pub async fn a_result_is_recorded_once_and_only_by_the_holder(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    a.claim("w1", 60_000).await.unwrap().unwrap();
+    assert!(!b.finish(&id("t1"), "w2", &succeeded()).await.unwrap());
+    assert!(a.finish(&id("t1"), "w1", &succeeded()).await.unwrap());
+    let failed = Finish {
+        state: QueueState::Failed,
+        exit_code: Some(1),
+        error: Some("late".to_owned()),
+        report: None,
+    };
+    assert!(!a.finish(&id("t1"), "w1", &failed).await.unwrap());
+    let done = b.task(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(done.state, QueueState::Succeeded);
+    assert_eq!(done.exit_code, Some(0));
+    assert_eq!(
+        done.report,
+        Some(serde_json::json!({"status": "validated"}))
+    );
+    assert_eq!(done.lease_until_ms, None);
+    assert!(done.finished_at_ms.is_some());
+    assert_eq!(
+        a.heartbeat(&id("t1"), "w1", 60_000).await.unwrap(),
+        Heartbeat::Lost
+    );
+}
+
+pub async fn a_result_must_be_final(a: Queue, _b: Queue) {
+    submit(&a, "t1").await;
+    a.claim("w1", 60_000).await.unwrap().unwrap();
+    for state in [QueueState::Queued, QueueState::Running] {
+        let finish = Finish {
+            state,
+            ..succeeded()
+        };
+        let err = a.finish(&id("t1"), "w1", &finish).await.unwrap_err();
+        assert!(matches!(err, ForgeError::InvalidRequest { .. }), "{err:?}");
+    }
+    assert_eq!(
+        a.task(&id("t1")).await.unwrap().unwrap().state,
+        QueueState::Running
+    );
+}
+
+pub async fn a_released_task_is_claimable_again_without_an_attempt(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    a.claim("w1", 60_000).await.unwrap().unwrap();
+    assert!(!b.release(&id("t1"), "w2").await.unwrap());
+    assert!(a.release(&id("t1"), "w1").await.unwrap());
+    let back = b.task(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(back.state, QueueState::Queued);
+    assert_eq!(back.attempts, 0);
+    assert_eq!(back.lease_until_ms, None);
+    let again = b.claim("w2", 60_000).await.unwrap().unwrap();
+    assert_eq!(again.attempts, 1);
+    assert_eq!(again.worker.as_deref(), Some("w2"));
+}
+
+pub async fn events_read_back_in_order_after_a_seq(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    submit(&a, "t2").await;
+    let first = a
+        .append_event(&id("t1"), "stage", &serde_json::json!({"stage": "clone"}))
+        .await
+        .unwrap();
+    b.append_event(&id("t2"), "stage", &serde_json::json!({"stage": "other"}))
+        .await
+        .unwrap();
+    let second = b
+        .append_event(
+            &id("t1"),
+            "stage",
+            &serde_json::json!({"stage": "validate"}),
+        )
+        .await
+        .unwrap();
+    assert!(second > first);
+    let all = a.events(&id("t1"), 0).await.unwrap();
+    let kinds: Vec<_> = all
+        .iter()
+        .map(|e| (e.seq, e.data["stage"].clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (first, serde_json::json!("clone")),
+            (second, serde_json::json!("validate"))
+        ]
+    );
+    assert!(
+        all.iter()
+            .all(|e| e.task_id == id("t1") && e.kind == "stage")
+    );
+    let rest = b.events(&id("t1"), first).await.unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].seq, second);
+    assert!(b.events(&id("t1"), second).await.unwrap().is_empty());
+}
+
+pub async fn an_idle_worker_wakes_for_a_submit(a: Queue, b: Queue) {
+    // Listen first (a worker is idle before the task comes), then submit from elsewhere.
+    a.wait_for_work(1).await.unwrap();
+    let waiter = {
+        let a = Arc::clone(&a);
+        tokio::spawn(async move {
+            loop {
+                a.wait_for_work(600_000).await.unwrap();
+                if let Some(task) = a.claim("w1", 60_000).await.unwrap() {
+                    return task;
+                }
+            }
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    submit(&b, "t1").await;
+    // A waiter that is never woken would wait ten minutes: the bound only ends a broken
+    // implementation's test, it measures nothing.
+    let claimed = tokio::time::timeout(std::time::Duration::from_secs(30), waiter)
+        .await
+        .expect("the idle worker was not woken by the submit")
+        .unwrap();
+    assert_eq!(claimed.task_id, id("t1"));
+}
+
+pub async fn tasks_are_listed_newest_first(a: Queue, b: Queue) {
+    for name in ["t1", "t2", "t3"] {
+        submit(&a, name).await;
+    }
+    let ids: Vec<_> = b
+        .tasks(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.task_id.to_string())
+        .collect();
+    assert_eq!(ids, ["t3", "t2", "t1"]);
+    assert_eq!(b.tasks(2).await.unwrap().len(), 2);
+}
+
+pub async fn unknown_tasks_are_none(a: Queue, _b: Queue) {
+    assert_eq!(a.task(&id("nope")).await.unwrap(), None);
+    assert_eq!(a.cancel(&id("nope")).await.unwrap(), None);
+    assert!(!a.release(&id("nope"), "w1").await.unwrap());
+    assert!(a.tasks(10).await.unwrap().is_empty());
+}

@@ -1,0 +1,8 @@
+//! The queue's use cases: a worker that claims tasks from a [`forge_ports::TaskQueue`] and
+//! runs each through a [`QueuedTaskRunner`] while holding its lease.
+
+mod worker;
+
+pub use worker::{
+    QueuedTaskRunner, RunEnd, StopReason, Worker, WorkerConfig, WorkerEvent, WorkerSummary,
+};

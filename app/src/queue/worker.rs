@@ -1,0 +1,366 @@
+//! [`Worker`]: claim, run under a renewed lease, record — with up to `concurrency` tasks at
+//! once, until told to stop.
+//!
+//! The lease is the only proof that a task is this worker's: when a heartbeat says it is
+//! lost, or no heartbeat has succeeded for longer than the lease (the database is gone and
+//! another worker may take the task over when it is back), the run is stopped at once, so
+//! a task never runs on two workers. A cancel seen by the heartbeat stops the run the same
+//! way and records `cancelled`. Results are recorded with retries until the database
+//! answers, so a restart of the database loses nothing.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use forge_domain::ForgeError;
+use forge_domain::queue::{Finish, Heartbeat, QueueState, QueuedTask, state_of_exit};
+use forge_domain::task::TaskId;
+use forge_ports::TaskQueue;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// Runs one claimed task to its end (the guarded pipeline, in the binary: `task run`).
+#[async_trait]
+pub trait QueuedTaskRunner: Send + Sync {
+    /// Runs `task`; when `stop` fires, ends it promptly (the kill ladder) and returns.
+    /// Errors are in the returned [`RunEnd`], never lost.
+    async fn run(&self, task: &QueuedTask, stop: CancellationToken) -> RunEnd;
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunEnd {
+    pub exit_code: Option<i32>,
+    pub report: Option<serde_json::Value>,
+    pub error: Option<String>,
+}
+
+/// Why the worker stopped a run before it ended by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// `task cancel` from any machine.
+    Cancelled,
+    /// The lease is someone else's now, or could not be renewed in time.
+    LeaseLost,
+    /// The worker is shutting down past its deadline: the task goes back to the queue.
+    HandedBack,
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// This worker's name in the queue (`worker` of the tasks it holds).
+    pub name: String,
+    pub concurrency: usize,
+    pub lease_ms: u64,
+    /// How often the lease is renewed and a cancel looked for.
+    pub heartbeat_ms: u64,
+    /// The longest an idle worker waits before looking again (leases that ran out wake
+    /// nobody).
+    pub idle_ms: u64,
+    /// After a stop request, how long running tasks may go on before they are handed back.
+    pub drain: Duration,
+}
+
+impl WorkerConfig {
+    /// Defaults for `name`: one task, a 30 s lease renewed every 500 ms (so a cancel is
+    /// seen within half a second), idle look every second, 60 s to drain.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            concurrency: 1,
+            lease_ms: 30_000,
+            heartbeat_ms: 500,
+            idle_ms: 1_000,
+            drain: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What the worker tells its caller as it goes (the CLI prints these lines).
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkerEvent {
+    Claimed { task: TaskId, attempt: u32 },
+    Finished { task: TaskId, state: QueueState },
+    Stopped { task: TaskId, reason: StopReason },
+    QueueError { doing: &'static str, error: String },
+}
+
+/// What a worker did by the time it stopped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerSummary {
+    pub claimed: u32,
+    pub finished: u32,
+    pub handed_back: u32,
+    pub lost: u32,
+}
+
+pub struct Worker {
+    queue: Arc<dyn TaskQueue>,
+    runner: Arc<dyn QueuedTaskRunner>,
+    config: WorkerConfig,
+    events: Option<mpsc::UnboundedSender<WorkerEvent>>,
+}
+
+/// Backoff between failed queue calls: 100 ms doubling to 5 s.
+fn backoff(failures: u32) -> Duration {
+    Duration::from_millis(100u64.saturating_mul(1 << failures.min(6)).min(5_000))
+}
+
+impl Worker {
+    pub fn new(
+        queue: Arc<dyn TaskQueue>,
+        runner: Arc<dyn QueuedTaskRunner>,
+        config: WorkerConfig,
+    ) -> Self {
+        Self {
+            queue,
+            runner,
+            config,
+            events: None,
+        }
+    }
+
+    /// Where progress events go.
+    #[must_use]
+    pub fn events(mut self, tx: mpsc::UnboundedSender<WorkerEvent>) -> Self {
+        self.events = Some(tx);
+        self
+    }
+
+    /// Claims and runs tasks until `stop` fires; then claims no more, lets running tasks
+    /// finish within the drain deadline and hands the rest back.
+    pub async fn run(self, stop: CancellationToken) -> WorkerSummary {
+        let this = Arc::new(self);
+        let slots = Arc::new(Semaphore::new(this.config.concurrency.max(1)));
+        let hand_back = CancellationToken::new();
+        let mut running = tokio::task::JoinSet::new();
+        let mut summary = WorkerSummary::default();
+        let mut failures = 0u32;
+        loop {
+            let permit = tokio::select! {
+                () = stop.cancelled() => break,
+                permit = Arc::clone(&slots).acquire_owned() => match permit {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+            };
+            // Collect what finished meanwhile.
+            while let Some(done) = running.try_join_next() {
+                add(&mut summary, done.ok());
+            }
+            match this
+                .queue
+                .claim(&this.config.name, this.config.lease_ms)
+                .await
+            {
+                Ok(Some(task)) => {
+                    failures = 0;
+                    summary.claimed += 1;
+                    this.emit(WorkerEvent::Claimed {
+                        task: task.task_id.clone(),
+                        attempt: task.attempts,
+                    });
+                    let (this, hand_back) = (Arc::clone(&this), hand_back.clone());
+                    running.spawn(async move {
+                        let outcome = this.run_one(task, hand_back).await;
+                        drop(permit);
+                        outcome
+                    });
+                }
+                Ok(None) => {
+                    failures = 0;
+                    drop(permit);
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        waited = this.queue.wait_for_work(this.config.idle_ms) => {
+                            if let Err(e) = waited {
+                                this.queue_error("waiting for work", &e);
+                                failures += 1;
+                                sleep_or_stop(backoff(failures), &stop).await;
+                            }
+                        }
+                    }
+                }
+                Err(e) => {
+                    drop(permit);
+                    this.queue_error("claiming", &e);
+                    failures += 1;
+                    sleep_or_stop(backoff(failures), &stop).await;
+                }
+            }
+        }
+        // Stopping: running tasks get the drain deadline, then go back to the queue.
+        let deadline = tokio::time::sleep(this.config.drain);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                done = running.join_next() => match done {
+                    Some(done) => add(&mut summary, done.ok()),
+                    None => break,
+                },
+                () = &mut deadline, if !hand_back.is_cancelled() => hand_back.cancel(),
+            }
+        }
+        summary
+    }
+
+    fn emit(&self, event: WorkerEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event);
+        }
+    }
+
+    fn queue_error(&self, doing: &'static str, e: &ForgeError) {
+        self.emit(WorkerEvent::QueueError {
+            doing,
+            error: e.to_string(),
+        });
+    }
+
+    /// Runs one claimed task under its lease; what became of it.
+    async fn run_one(&self, task: QueuedTask, hand_back: CancellationToken) -> Ended {
+        let id = task.task_id.clone();
+        let name = self.config.name.clone();
+        self.event(
+            &id,
+            "claimed",
+            serde_json::json!({"worker": name, "attempt": task.attempts}),
+        )
+        .await;
+        let stop = CancellationToken::new();
+        let run = {
+            let (runner, stop) = (Arc::clone(&self.runner), stop.clone());
+            tokio::spawn(async move { runner.run(&task, stop).await })
+        };
+        tokio::pin!(run);
+        let mut reason = None;
+        let mut last_renewal = Instant::now();
+        let mut tick = tokio::time::interval(Duration::from_millis(self.config.heartbeat_ms));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let end = loop {
+            tokio::select! {
+                end = &mut run => break end.unwrap_or_else(|e| RunEnd {
+                    error: Some(format!("the run panicked: {e}")),
+                    ..RunEnd::default()
+                }),
+                () = hand_back.cancelled(), if reason.is_none() => {
+                    reason = Some(StopReason::HandedBack);
+                    stop.cancel();
+                }
+                _ = tick.tick(), if reason.is_none() => {
+                    match self.queue.heartbeat(&id, &name, self.config.lease_ms).await {
+                        Ok(Heartbeat::Held) => last_renewal = Instant::now(),
+                        Ok(Heartbeat::CancelRequested) => {
+                            reason = Some(StopReason::Cancelled);
+                            stop.cancel();
+                        }
+                        Ok(Heartbeat::Lost) => {
+                            reason = Some(StopReason::LeaseLost);
+                            stop.cancel();
+                        }
+                        Err(e) => {
+                            self.queue_error("renewing a lease", &e);
+                            // Past the lease another worker may hold the task: stop before
+                            // that can happen (one heartbeat of margin).
+                            let margin = self.config.lease_ms.saturating_sub(self.config.heartbeat_ms);
+                            if last_renewal.elapsed() >= Duration::from_millis(margin) {
+                                reason = Some(StopReason::LeaseLost);
+                                stop.cancel();
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        if let Some(reason) = reason {
+            self.emit(WorkerEvent::Stopped {
+                task: id.clone(),
+                reason,
+            });
+        }
+        match reason {
+            Some(StopReason::LeaseLost) => Ended::Lost,
+            Some(StopReason::HandedBack) => {
+                self.retry("handing a task back", || self.queue.release(&id, &name))
+                    .await;
+                Ended::HandedBack
+            }
+            cancelled => {
+                let state = state_of_exit(end.exit_code, cancelled.is_some());
+                let finish = Finish {
+                    state,
+                    exit_code: end.exit_code,
+                    error: end.error.clone().or_else(|| {
+                        (state == QueueState::Cancelled)
+                            .then(|| "cancelled by task cancel".to_owned())
+                    }),
+                    report: end.report,
+                };
+                self.event(
+                    &id,
+                    "finished",
+                    serde_json::json!({"state": state, "exit_code": end.exit_code}),
+                )
+                .await;
+                let recorded = self
+                    .retry("recording a result", || {
+                        self.queue.finish(&id, &name, &finish)
+                    })
+                    .await;
+                if recorded {
+                    self.emit(WorkerEvent::Finished { task: id, state });
+                    Ended::Finished
+                } else {
+                    Ended::Lost
+                }
+            }
+        }
+    }
+
+    async fn event(&self, id: &TaskId, kind: &str, data: serde_json::Value) {
+        if let Err(e) = self.queue.append_event(id, kind, &data).await {
+            self.queue_error("storing an event", &e);
+        }
+    }
+
+    /// Retries `call` with backoff until the queue answers (a database restart is waited
+    /// out); its answer.
+    async fn retry<'a, F, Fut>(&'a self, doing: &'static str, call: F) -> bool
+    where
+        F: Fn() -> Fut + 'a,
+        Fut: std::future::Future<Output = Result<bool, ForgeError>> + 'a,
+    {
+        let mut failures = 0;
+        loop {
+            match call().await {
+                Ok(done) => return done,
+                Err(e) => {
+                    self.queue_error(doing, &e);
+                    failures += 1;
+                    tokio::time::sleep(backoff(failures)).await;
+                }
+            }
+        }
+    }
+}
+
+enum Ended {
+    Finished,
+    HandedBack,
+    Lost,
+}
+
+fn add(summary: &mut WorkerSummary, ended: Option<Ended>) {
+    match ended {
+        Some(Ended::Finished) => summary.finished += 1,
+        Some(Ended::HandedBack) => summary.handed_back += 1,
+        Some(Ended::Lost) | None => summary.lost += 1,
+    }
+}
+
+async fn sleep_or_stop(pause: Duration, stop: &CancellationToken) {
+    tokio::select! {
+        () = tokio::time::sleep(pause) => {}
+        () = stop.cancelled() => {}
+    }
+}

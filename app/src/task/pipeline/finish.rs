@@ -1,0 +1,125 @@
+//! Stages `cleanup`, `risk` and `outcome`, run in every outcome: the instruction file goes
+//! back first; then the risk score, the [`TaskOutcome`] and the artifacts `review.json`,
+//! `manifest.json` and `report.json`.
+
+use forge_domain::task::{ChangedFile, StopReason, TaskId, TaskOutcome, discard_command, totals};
+use serde::Serialize;
+
+use super::super::guard_file::{self, Guard};
+use super::super::request::Stage;
+use super::super::rules;
+use super::task::{Classified, Ending, Reporter, Task};
+
+/// `manifest.json`: what the change touched, and where everything is.
+#[derive(Debug, Serialize)]
+struct Manifest<'a> {
+    task_id: &'a TaskId,
+    branch: &'a str,
+    worktree: String,
+    base: &'a str,
+    files: &'a [forge_domain::task::FileChange],
+    runs: Vec<String>,
+}
+
+/// Puts the instruction file back; a failure to do so ends the task in `error`.
+pub(super) async fn cleanup(
+    task: &Task<'_>,
+    guard: Option<&Guard>,
+    ending: &mut Ending,
+    report: &mut Reporter,
+) {
+    report.stage(Stage::Cleanup, task.cost(), "");
+    if let Some(guard) = guard {
+        if let Err(e) = guard_file::restore(task.files(), guard).await {
+            ending.error.get_or_insert_with(|| e.to_string());
+            ending.stop = StopReason::Error;
+        }
+    }
+}
+
+/// Scores the risk, builds the outcome and writes the closing artifacts (best effort:
+/// the outcome is returned even when they cannot be written).
+pub(super) async fn finish(
+    task: &Task<'_>,
+    class: Classified,
+    ending: Ending,
+    report: &mut Reporter,
+) -> TaskOutcome {
+    report.stage(Stage::Risk, task.cost(), "");
+    let outcome = outcome(task, class, ending);
+    let files = task.files();
+    let redactor = task.redactor();
+    let _ = task
+        .dir
+        .write_json(files, redactor, "review.json", &outcome.review)
+        .await;
+    let manifest = Manifest {
+        task_id: &task.task_id,
+        branch: &task.branch,
+        worktree: task.worktree.display().to_string(),
+        base: &task.base,
+        files: &outcome.files,
+        runs: outcome
+            .cycles
+            .iter()
+            .filter_map(|c| c.run_id.as_ref())
+            .map(|r| {
+                task.worktree
+                    .join(".forgecode/runs")
+                    .join(r.as_str())
+                    .display()
+                    .to_string()
+            })
+            .collect(),
+    };
+    let _ = task
+        .dir
+        .write_json(files, redactor, "manifest.json", &manifest)
+        .await;
+    let _ = task
+        .dir
+        .write_json(files, redactor, "report.json", &outcome)
+        .await;
+    report.stage(Stage::Done, outcome.cost_usd, outcome.stop_reason.as_str());
+    outcome
+}
+
+fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
+    let (cost_usd, usage) = totals(&task.cycles);
+    let files: Vec<_> = ending
+        .changed
+        .iter()
+        .map(ChangedFile::to_file_change)
+        .collect();
+    let last_validation = task.cycles.iter().rev().find_map(|c| c.validation.as_ref());
+    let risk = rules::risk(
+        &ending.review,
+        &files,
+        last_validation,
+        ending.baseline.as_ref(),
+    );
+    let worktree = task.worktree.display().to_string();
+    TaskOutcome {
+        task_id: task.task_id.clone(),
+        status: ending.stop.status(),
+        stop_reason: ending.stop,
+        provider: task.req.provider.clone(),
+        task: task.req.spec.task.clone(),
+        task_type: class.task_type,
+        model: class.model,
+        branch: task.branch.clone(),
+        rollback: discard_command(&worktree, &task.branch),
+        worktree,
+        cycles: task.cycles.clone(),
+        baseline: ending.baseline,
+        review: ending.review,
+        risk,
+        files,
+        cost_usd,
+        usage,
+        duration_ms: task.elapsed(),
+        summary: ending.summary,
+        error: ending.error,
+        delivery: None,
+    }
+}

@@ -1,0 +1,191 @@
+//! Stages `availability` and `workspace`: the provider is usable, the repository is a git
+//! repository (a URL is cloned or fetched into the cache), the base resolves, the task's
+//! work tree exists on its own branch and the validation plan is known. Errors here are
+//! returned to the caller: nothing was started, nothing needs cleaning up.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use forge_domain::ForgeError;
+use forge_domain::task::TaskId;
+use forge_ports::Provider;
+
+use super::super::artifacts::TASKS_DIR;
+use super::super::detect::{PROJECT_FILES, ValidationPlan, plan_validation};
+use super::super::guard_file;
+use super::super::request::{Stage, TaskRequest};
+use super::task::Reporter;
+use super::{TaskPipeline, WORKTREES_DIR};
+
+/// What the task runs in: the output of the first two stages.
+pub(super) struct Workspace {
+    pub provider: Arc<dyn Provider>,
+    pub repo: PathBuf,
+    pub task_id: TaskId,
+    /// `forge/<task-id>`.
+    pub branch: String,
+    /// The base commit (resolved).
+    pub base: String,
+    pub worktree: PathBuf,
+    pub plan: ValidationPlan,
+}
+
+/// Checks the provider, then opens the task's work tree.
+///
+/// # Errors
+/// See [`TaskPipeline::run`].
+pub(super) async fn open(
+    pipeline: &TaskPipeline,
+    req: &TaskRequest,
+    report: &mut Reporter,
+) -> Result<Workspace, ForgeError> {
+    report.stage(Stage::Availability, 0.0, req.provider.as_str());
+    let provider = pipeline.agent.provider(&req.provider)?;
+    check_available(provider.as_ref(), pipeline, req).await?;
+
+    report.stage(Stage::Workspace, 0.0, &req.repo);
+    let repo = repository(pipeline, req).await?;
+    let task_id = new_task_id(pipeline)?;
+    let files = pipeline.ports.files.as_ref();
+    guard_file::restore_leftovers(files, &repo.join(TASKS_DIR)).await?;
+    let base_name = req.spec.base.clone().unwrap_or_else(|| "HEAD".to_owned());
+    let base = pipeline
+        .ports
+        .vcs
+        .resolve_commit(&repo, &base_name)
+        .await?
+        .ok_or_else(|| ForgeError::InvalidRequest {
+            reason: format!(
+                "base ref {base_name:?} does not exist in {}",
+                repo.display()
+            ),
+        })?;
+    let root = match &req.worktree_root {
+        Some(r) if r.is_absolute() => r.clone(),
+        Some(r) => repo.join(r),
+        None => repo.join(WORKTREES_DIR),
+    };
+    let worktree = root.join(task_id.as_str());
+    let branch = task_id.branch();
+    // Detection needs the project's files, which the base commit has; the user's
+    // checkout may differ, so read them from the new work tree.
+    pipeline
+        .ports
+        .vcs
+        .add_worktree(&repo, &worktree, &branch, &base)
+        .await?;
+    let plan = match validation_plan(pipeline, req, &worktree).await {
+        Ok(plan) => plan,
+        Err(e) => {
+            // Nothing ran yet: leave no work tree behind for a task that never started.
+            let _ = pipeline.ports.vcs.remove_worktree(&repo, &worktree).await;
+            return Err(e);
+        }
+    };
+    Ok(Workspace {
+        provider,
+        repo,
+        task_id,
+        branch,
+        base,
+        worktree,
+        plan,
+    })
+}
+
+/// The provider's CLI is installed, of a supported version and logged in.
+///
+/// # Errors
+/// [`ForgeError::ExecutableNotFound`] with the install hint, or
+/// [`ForgeError::InvalidRequest`] with the detection's hints.
+pub(super) async fn check_available(
+    provider: &dyn Provider,
+    pipeline: &TaskPipeline,
+    req: &TaskRequest,
+) -> Result<(), ForgeError> {
+    let detection = provider
+        .detect(pipeline.agent.runtime().runner.as_ref(), &req.env)
+        .await;
+    let hints = detection.hints.join("; ");
+    if detection.path.is_none() {
+        return Err(ForgeError::ExecutableNotFound {
+            program: detection.binary,
+            hint: if hints.is_empty() {
+                provider.install_hint()
+            } else {
+                hints
+            },
+        });
+    }
+    if detection.version_supported == Some(false) || detection.authenticated == Some(false) {
+        return Err(ForgeError::InvalidRequest {
+            reason: format!("provider {} is not usable: {hints}", req.provider),
+        });
+    }
+    Ok(())
+}
+
+async fn repository(pipeline: &TaskPipeline, req: &TaskRequest) -> Result<PathBuf, ForgeError> {
+    if is_url(&req.repo) {
+        return pipeline
+            .ports
+            .vcs
+            .clone_or_fetch(&req.repo, &req.cache_dir)
+            .await;
+    }
+    let repo = PathBuf::from(&req.repo);
+    if !pipeline.ports.vcs.is_repository(&repo).await? {
+        return Err(ForgeError::InvalidRequest {
+            reason: format!("{} is not a git repository", repo.display()),
+        });
+    }
+    Ok(repo)
+}
+
+async fn validation_plan(
+    pipeline: &TaskPipeline,
+    req: &TaskRequest,
+    worktree: &Path,
+) -> Result<ValidationPlan, ForgeError> {
+    let mut found = BTreeMap::new();
+    if !req.validation.any_set() {
+        for name in PROJECT_FILES {
+            if let Some(bytes) = pipeline.ports.files.read(&worktree.join(name)).await? {
+                found.insert(
+                    (*name).to_owned(),
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                );
+            }
+        }
+    }
+    let plan = plan_validation(&req.validation, &found);
+    pipeline
+        .step_runner(req)
+        .check_tools(&plan.steps, worktree)?;
+    Ok(plan)
+}
+
+fn is_url(repo: &str) -> bool {
+    repo.contains("://") || (repo.starts_with("git@") && repo.contains(':'))
+}
+
+/// `task-<run id>`, with any character a task id refuses (a run id may hold dots) made `-`.
+fn new_task_id(pipeline: &TaskPipeline) -> Result<TaskId, ForgeError> {
+    let run_id = pipeline.agent.runtime().ids.run_id();
+    let clean: String = run_id
+        .as_str()
+        .chars()
+        .take(100)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    TaskId::new(format!("task-{clean}")).map_err(|e| ForgeError::InvalidRequest {
+        reason: e.to_string(),
+    })
+}

@@ -1,0 +1,255 @@
+//! `task submit | status | cancel` and `task list | show --queue`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use forge_domain::queue::{DEFAULT_MAX_ATTEMPTS, QueueSubmission, QueuedTask};
+use forge_domain::task::TaskId;
+use forge_ports::IdGenerator;
+
+use super::options::{ContextFile, TaskOptions};
+use super::{QUEUE_ENV, failure, open};
+use crate::args::PermissionArg;
+use crate::cmd::task::TaskTypeArg;
+use crate::exit::{self, Failure};
+use crate::output::write_json_pretty;
+use crate::prompt::read_prompt;
+
+#[derive(Debug, Args)]
+pub struct QueueFlag {
+    /// The queue: postgres://USER@HOST/DB, postgresql://… or sqlite://PATH
+    #[arg(long, value_name = "URL", env = QUEUE_ENV)]
+    pub queue: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    pub queue: QueueFlag,
+    /// The repository URL every worker clones or fetches
+    #[arg(long, value_name = "URL")]
+    pub repo: String,
+    /// Provider to run the task with [default: the worker's configuration]
+    #[arg(long, short = 'p', value_name = "ID")]
+    pub provider: Option<String>,
+    /// Model to ask the provider for
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
+    /// Start the task's branch from this ref
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+    /// Push the task branch after committing
+    #[arg(long)]
+    pub push: bool,
+    /// What the result should be
+    #[arg(long, value_name = "TEXT")]
+    pub expected: Option<String>,
+    /// The task type [default: classified from the task text]
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub task_type: Option<TaskTypeArg>,
+    /// Title of the goal the task serves
+    #[arg(long, value_name = "TEXT")]
+    pub goal_title: Option<String>,
+    /// Description of the goal the task serves
+    #[arg(long, value_name = "TEXT")]
+    pub goal_description: Option<String>,
+    /// Research notes handed to the agent (repeatable; sent with the task)
+    #[arg(long = "context-file", value_name = "FILE")]
+    pub context_files: Vec<PathBuf>,
+    /// Permission mode of the agent runs [default: bypass]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub permission_mode: Option<PermissionArg>,
+    /// How often the task is started before it is declared dead (lost workers)
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ATTEMPTS,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_attempts: u32,
+    /// Print {"task_id"} as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// The task; `-` or absent: read it from stdin
+    pub task: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct QueueIdArgs {
+    #[command(flatten)]
+    pub queue: QueueFlag,
+    /// Print JSON
+    #[arg(long)]
+    pub json: bool,
+    /// The task id (`task submit` printed it)
+    pub id: String,
+}
+
+fn value_name(arg: impl clap::ValueEnum) -> Option<String> {
+    arg.to_possible_value().map(|v| v.get_name().to_owned())
+}
+
+pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
+    if args.repo.trim().is_empty() {
+        return Err(Failure::Usage(
+            "--repo: the repository URL is empty".to_owned(),
+        ));
+    }
+    let prompt = read_prompt(args.task.as_deref())?;
+    let mut context_files = Vec::new();
+    for path in &args.context_files {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Usage(format!("--context-file {}: {e}", path.display())))?;
+        context_files.push(ContextFile {
+            name: path.display().to_string(),
+            text,
+        });
+    }
+    let options = TaskOptions {
+        provider: args.provider,
+        model: args.model,
+        base: args.base,
+        push: args.push,
+        expected: args.expected,
+        task_type: args.task_type.and_then(value_name),
+        goal_title: args.goal_title,
+        goal_description: args.goal_description,
+        permission_mode: args.permission_mode.and_then(value_name),
+        context_files,
+    };
+    let queue = open(&args.queue.queue).await?;
+    let run_id = forge_adapter_telemetry::UuidV7Ids::new().run_id();
+    let task_id = TaskId::new(format!("q-{run_id}"))
+        .map_err(|e| Failure::Other(anyhow::anyhow!("a new task id: {e}")))?;
+    let submission = QueueSubmission {
+        task_id,
+        repo: args.repo,
+        prompt,
+        options: serde_json::to_value(&options)
+            .map_err(|e| Failure::Other(anyhow::anyhow!("recording the options: {e}")))?,
+        max_attempts: args.max_attempts,
+    };
+    let task = queue.submit(&submission).await.map_err(failure)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let _ = write_json_pretty(&mut out, &serde_json::json!({"task_id": task.task_id}));
+    } else {
+        let _ = writeln!(out, "{}", task.task_id);
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn parse_id(id: &str) -> Result<TaskId, Failure> {
+    TaskId::new(id).map_err(|e| Failure::Usage(format!("task id: {e}")))
+}
+
+async fn find(args: &QueueIdArgs) -> Result<QueuedTask, Failure> {
+    let id = parse_id(&args.id)?;
+    open(&args.queue.queue)
+        .await?
+        .task(&id)
+        .await
+        .map_err(failure)?
+        .ok_or_else(|| Failure::Usage(format!("no task with id {id} in the queue")))
+}
+
+/// The fields `task status` prints (the report is `task show`'s).
+fn status_json(task: &QueuedTask) -> serde_json::Value {
+    let mut value = serde_json::to_value(task).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("prompt");
+        map.remove("options");
+    }
+    value
+}
+
+fn status_line(task: &QueuedTask) -> String {
+    let mut line = format!(
+        "{}  {}  attempts {}/{}",
+        task.task_id, task.state, task.attempts, task.max_attempts
+    );
+    if let Some(worker) = &task.worker {
+        line.push_str(&format!("  worker {worker}"));
+    }
+    if task.cancel_requested && !task.state.is_final() {
+        line.push_str("  (cancel requested)");
+    }
+    if let Some(code) = task.exit_code {
+        line.push_str(&format!("  exit {code}"));
+    }
+    if let Some(error) = &task.last_error {
+        line.push_str(&format!("  — {error}"));
+    }
+    line
+}
+
+pub async fn status(args: QueueIdArgs) -> Result<u8, Failure> {
+    let task = find(&args).await?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let _ = write_json_pretty(&mut out, &status_json(&task));
+    } else {
+        let _ = writeln!(out, "{}", status_line(&task));
+    }
+    Ok(exit::SUCCESS)
+}
+
+pub async fn show(args: QueueIdArgs) -> Result<u8, Failure> {
+    let task = find(&args).await?;
+    let id = task.task_id.clone();
+    let events = open(&args.queue.queue)
+        .await?
+        .events(&id, 0)
+        .await
+        .map_err(failure)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let _ = write_json_pretty(
+            &mut out,
+            &serde_json::json!({"task": task, "events": events}),
+        );
+    } else {
+        let _ = writeln!(out, "{}", status_line(&task));
+        let _ = writeln!(out, "repo: {}\nprompt: {}", task.repo, task.prompt);
+        for event in &events {
+            let _ = writeln!(out, "  #{} {} {}", event.seq, event.kind, event.data);
+        }
+        match &task.report {
+            Some(report) => {
+                let _ = write_json_pretty(&mut out, report);
+            }
+            None => {
+                let _ = writeln!(out, "(no report yet)");
+            }
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+pub async fn cancel(args: QueueIdArgs) -> Result<u8, Failure> {
+    let id = parse_id(&args.id)?;
+    let task = open(&args.queue.queue)
+        .await?
+        .cancel(&id)
+        .await
+        .map_err(failure)?
+        .ok_or_else(|| Failure::Usage(format!("no task with id {id} in the queue")))?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let _ = write_json_pretty(&mut out, &status_json(&task));
+    } else {
+        let _ = writeln!(out, "{}", status_line(&task));
+    }
+    Ok(exit::SUCCESS)
+}
+
+pub async fn list(queue: &str, json: bool) -> Result<u8, Failure> {
+    let tasks = open(queue).await?.tasks(1_000).await.map_err(failure)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        let listed: Vec<_> = tasks.iter().map(status_json).collect();
+        let _ = write_json_pretty(&mut out, &listed);
+    } else {
+        for task in &tasks {
+            let _ = writeln!(out, "{}", status_line(task));
+        }
+    }
+    Ok(exit::SUCCESS)
+}

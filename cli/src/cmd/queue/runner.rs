@@ -1,0 +1,115 @@
+//! The worker's [`QueuedTaskRunner`]: the guarded pipeline, unchanged, as `forge-code-agent
+//! task run --json` in a child process started through the `ProcessRunner` port — its own
+//! process group, the kill ladder on a cancel, and the lifeline: a worker killed with -9
+//! leaves no `task run` nor agent behind.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use forge_app::queue::{QueuedTaskRunner, RunEnd};
+use forge_domain::queue::QueuedTask;
+use forge_ports::{Invocation, KillLadder, ProcessRunner, SpawnOptions, StdoutItem};
+use tokio_util::sync::CancellationToken;
+
+use super::options::TaskOptions;
+
+/// A cancel reaches `task run` as SIGINT (it cancels its agent and cleans its work tree,
+/// exit 130), then SIGTERM, then SIGKILL: well within the 2 s a cancel may take.
+const STOP_LADDER: KillLadder = KillLadder {
+    interrupt_grace: Duration::from_millis(1_200),
+    terminate_grace: Duration::from_millis(500),
+};
+
+pub struct TaskRunProcess {
+    pub runner: Arc<dyn ProcessRunner>,
+    /// This binary.
+    pub program: PathBuf,
+    /// The worker's own directory: each task runs in `<dir>/tasks/<id>/`.
+    pub dir: PathBuf,
+}
+
+impl TaskRunProcess {
+    fn failed(error: String) -> RunEnd {
+        RunEnd {
+            error: Some(error),
+            ..RunEnd::default()
+        }
+    }
+}
+
+#[async_trait]
+impl QueuedTaskRunner for TaskRunProcess {
+    async fn run(&self, task: &QueuedTask, stop: CancellationToken) -> RunEnd {
+        let options: TaskOptions = match serde_json::from_value(task.options.clone()) {
+            Ok(o) => o,
+            Err(e) => return Self::failed(format!("the task's options cannot be read: {e}")),
+        };
+        let cwd = self.dir.join("tasks").join(task.task_id.as_str());
+        if let Err(e) = std::fs::create_dir_all(&cwd) {
+            return Self::failed(format!("creating {}: {e}", cwd.display()));
+        }
+        let mut args = match options.task_run_args(&task.repo, &cwd.join("context")) {
+            Ok(a) => a,
+            Err(e) => return Self::failed(format!("writing the context files: {e}")),
+        };
+        args.push("--".into());
+        args.push(task.prompt.clone());
+        let mut invocation = Invocation::new(&self.program, args, &cwd);
+        invocation
+            .env
+            .set
+            .insert("FORGE_QUEUE_TASK_ID".into(), task.task_id.to_string());
+        let options = SpawnOptions {
+            stderr_log: Some(cwd.join("task-run.stderr.log")),
+            ..SpawnOptions::default()
+        };
+        let mut child = match self.runner.spawn(invocation, options).await {
+            Ok(c) => c,
+            Err(e) => return Self::failed(format!("starting task run: {e}")),
+        };
+        let killer = child.killer();
+        let mut report = String::new();
+        let mut stopping = false;
+        loop {
+            tokio::select! {
+                line = child.next_stdout() => match line {
+                    Ok(Some(StdoutItem::Line { text, .. })) => {
+                        report.push_str(&text);
+                        report.push('\n');
+                    }
+                    Ok(Some(StdoutItem::Oversize { .. })) => {}
+                    Ok(None) | Err(_) => break,
+                },
+                () = stop.cancelled(), if !stopping => {
+                    stopping = true;
+                    let killer = Arc::clone(&killer);
+                    tokio::spawn(async move { killer.shutdown(STOP_LADDER).await });
+                }
+            }
+        }
+        let exit = match child.wait().await {
+            Ok(exit) => exit,
+            Err(e) => return Self::failed(format!("waiting for task run: {e}")),
+        };
+        let report = serde_json::from_str::<serde_json::Value>(report.trim()).ok();
+        let error = match exit.code {
+            Some(0 | 10) => None,
+            _ if report.is_some() => None,
+            code => Some(format!(
+                "task run ended with {}: {}",
+                code.map_or_else(
+                    || format!("signal {}", exit.signal.unwrap_or_default()),
+                    |c| format!("exit {c}")
+                ),
+                exit.stderr_tail.trim().lines().last().unwrap_or_default()
+            )),
+        };
+        RunEnd {
+            exit_code: exit.code,
+            report,
+            error,
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! `worker`: claims tasks from the queue and runs each with this machine's provider
+//! configuration, until SIGTERM or Ctrl-C — then it claims no more, lets running tasks
+//! finish within `--drain-secs` and hands the rest back to the queue.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use forge_app::queue::{Worker, WorkerConfig, WorkerEvent};
+use tokio_util::sync::CancellationToken;
+
+use super::commands::QueueFlag;
+use super::open;
+use super::runner::TaskRunProcess;
+use crate::compose;
+use crate::exit::{self, Failure};
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    pub queue: QueueFlag,
+    /// How many tasks this worker runs at once
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: u16,
+    /// How long a task stays this worker's without a heartbeat: a worker that dies loses
+    /// its tasks to other workers after this
+    #[arg(long, value_name = "MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(1_000..=3_600_000))]
+    pub lease_ms: u64,
+    /// This worker's name in the queue [default: HOST-PID]
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// After SIGTERM, how long running tasks may go on before they are handed back
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub drain_secs: u64,
+    /// Print the worker's events as JSON lines on stderr
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn default_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "worker".to_owned());
+    format!("{host}-{}", std::process::id())
+}
+
+/// `$XDG_CACHE_HOME/forge-code-agent/worker/<name>`, else under `~/.cache`.
+fn worker_dir(name: &str) -> PathBuf {
+    let get = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    get("XDG_CACHE_HOME")
+        .or_else(|| get("HOME").map(|h| h.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("forge-code-agent/worker")
+        .join(name)
+}
+
+fn describe(event: &WorkerEvent) -> (String, serde_json::Value) {
+    match event {
+        WorkerEvent::Claimed { task, attempt } => (
+            format!("claimed {task} (attempt {attempt})"),
+            serde_json::json!({"event": "claimed", "task_id": task, "attempt": attempt}),
+        ),
+        WorkerEvent::Finished { task, state } => (
+            format!("finished {task}: {state}"),
+            serde_json::json!({"event": "finished", "task_id": task, "state": state}),
+        ),
+        WorkerEvent::Stopped { task, reason } => (
+            format!("stopped {task}: {reason:?}"),
+            serde_json::json!({"event": "stopped", "task_id": task, "reason": format!("{reason:?}")}),
+        ),
+        WorkerEvent::QueueError { doing, error } => (
+            format!("queue error while {doing}: {error}"),
+            serde_json::json!({"event": "queue_error", "doing": doing, "error": error}),
+        ),
+    }
+}
+
+pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
+    let queue = open(&args.queue.queue).await?;
+    let name = args.name.unwrap_or_else(default_name);
+    let program = std::env::current_exe()
+        .map_err(|e| Failure::Other(anyhow::anyhow!("locating this binary: {e}")))?;
+    let runner = TaskRunProcess {
+        runner: Arc::clone(&compose::runtime().runner),
+        program,
+        dir: worker_dir(&name),
+    };
+    let mut config = WorkerConfig::new(name.clone());
+    config.concurrency = usize::from(args.concurrency);
+    config.lease_ms = args.lease_ms;
+    config.heartbeat_ms = (args.lease_ms / 4).clamp(100, 250);
+    config.drain = Duration::from_secs(args.drain_secs);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let json = args.json;
+    let printer = tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            let (line, value) = describe(&event);
+            let mut err = std::io::stderr().lock();
+            let _ = if json {
+                writeln!(err, "{value}")
+            } else {
+                writeln!(err, "worker {line}")
+            };
+        }
+    });
+    let stop = CancellationToken::new();
+    let signals = watch_signals(stop.clone())?;
+    {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "worker {name}: waiting for tasks (concurrency {}, lease {} ms)",
+            args.concurrency, args.lease_ms
+        );
+    }
+    let summary = Worker::new(queue, Arc::new(runner), config)
+        .events(tx)
+        .run(stop)
+        .await;
+    signals.abort();
+    let _ = printer.await;
+    let _ = writeln!(
+        std::io::stderr(),
+        "worker {name} stopped: {} claimed, {} finished, {} handed back, {} lost",
+        summary.claimed,
+        summary.finished,
+        summary.handed_back,
+        summary.lost
+    );
+    Ok(exit::SUCCESS)
+}
+
+/// SIGTERM or SIGINT stops claiming.
+fn watch_signals(stop: CancellationToken) -> Result<tokio::task::JoinHandle<()>, Failure> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let listen = |kind: SignalKind| {
+        signal(kind).map_err(|e| Failure::Other(anyhow::anyhow!("listening for signals: {e}")))
+    };
+    let mut term = listen(SignalKind::terminate())?;
+    let mut int = listen(SignalKind::interrupt())?;
+    Ok(tokio::spawn(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        stop.cancel();
+    }))
+}

@@ -1,0 +1,212 @@
+//! The task queue's rows and rules: a task submitted for any worker to run, its state, the
+//! lease a worker holds while running it, and what a heartbeat learns.
+//!
+//! A queued task carries everything a worker needs (repository URL, prompt and the options
+//! of `task run`), so it runs the same on whichever machine claims it.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::task::TaskId;
+
+/// Where a queued task stands. `Succeeded`, `Failed`, `Cancelled` and `Dead` are final.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueState {
+    /// Waiting for a worker (new, or handed back).
+    Queued,
+    /// A worker holds its lease.
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+    /// Its workers were lost `max_attempts` times; `last_error` says the last way.
+    Dead,
+}
+
+impl QueueState {
+    pub const ALL: [QueueState; 6] = [
+        QueueState::Queued,
+        QueueState::Running,
+        QueueState::Succeeded,
+        QueueState::Failed,
+        QueueState::Cancelled,
+        QueueState::Dead,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueState::Queued => "queued",
+            QueueState::Running => "running",
+            QueueState::Succeeded => "succeeded",
+            QueueState::Failed => "failed",
+            QueueState::Cancelled => "cancelled",
+            QueueState::Dead => "dead",
+        }
+    }
+
+    /// The state a stored name stands for; `None` for anything else.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// Nothing happens to the task any more.
+    pub fn is_final(self) -> bool {
+        !matches!(self, QueueState::Queued | QueueState::Running)
+    }
+}
+
+impl fmt::Display for QueueState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How often a task is started before it is declared dead, unless submitted otherwise.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+/// A task handed to the queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueSubmission {
+    pub task_id: TaskId,
+    /// The repository URL every worker clones or fetches.
+    pub repo: String,
+    pub prompt: String,
+    /// The options of `task run` the task travels with (provider, base, push, goal …), as
+    /// the submitting command recorded them.
+    pub options: serde_json::Value,
+    pub max_attempts: u32,
+}
+
+/// A task as the queue holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueuedTask {
+    pub task_id: TaskId,
+    pub state: QueueState,
+    pub repo: String,
+    pub prompt: String,
+    pub options: serde_json::Value,
+    /// How many times a worker has started it (a lost lease counts as an attempt).
+    pub attempts: u32,
+    pub max_attempts: u32,
+    /// The worker that holds (or last held) it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// While running: the lease runs out at this time (Unix ms, the queue's clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until_ms: Option<u64>,
+    /// `task cancel` asked the running worker to stop it.
+    pub cancel_requested: bool,
+    pub submitted_at_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at_ms: Option<u64>,
+    /// The exit code of the worker's `task run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// The task report (`task run --json`'s object) once it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<serde_json::Value>,
+}
+
+/// What a worker's heartbeat learned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heartbeat {
+    /// The lease is renewed.
+    Held,
+    /// The lease is renewed and `task cancel` asked to stop the task.
+    CancelRequested,
+    /// The worker no longer holds the task (its lease ran out and another took it, or it
+    /// is final): stop running it at once.
+    Lost,
+}
+
+/// How a worker ends its task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finish {
+    /// A final state (`succeeded`, `failed` or `cancelled`).
+    pub state: QueueState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<serde_json::Value>,
+}
+
+/// One stored event of a task (stage progress, worker changes), in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueEvent {
+    /// Increasing across the queue; a reader resumes after the last one it saw.
+    pub seq: u64,
+    pub task_id: TaskId,
+    pub at_ms: u64,
+    pub kind: String,
+    pub data: serde_json::Value,
+}
+
+/// The message a task declared dead carries.
+pub fn dead_error(attempts: u32, worker: Option<&str>) -> String {
+    format!(
+        "lease lost {attempts} time(s), last held by {}; max_attempts reached",
+        worker.unwrap_or("no worker")
+    )
+}
+
+/// The state a worker's `task run` exit code stands for (see `TASK_EXIT_CODES`): 0 and 10
+/// (held for approval) ran to a report; 130 was a cancel; anything else failed.
+pub fn state_of_exit(code: Option<i32>, cancel_requested: bool) -> QueueState {
+    match code {
+        _ if cancel_requested => QueueState::Cancelled,
+        Some(0 | 10) => QueueState::Succeeded,
+        Some(130) => QueueState::Cancelled,
+        _ => QueueState::Failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_round_trip_through_their_names() {
+        for state in QueueState::ALL {
+            assert_eq!(QueueState::parse(state.as_str()), Some(state));
+            let json = serde_json::to_string(&state).unwrap_or_default();
+            assert_eq!(json, format!("\"{state}\""));
+        }
+        for look_alike in ["Queued", "queue", "", "done", "running "] {
+            assert_eq!(QueueState::parse(look_alike), None, "{look_alike:?}");
+        }
+    }
+
+    #[test]
+    fn only_queued_and_running_are_open() {
+        let open: Vec<_> = QueueState::ALL
+            .into_iter()
+            .filter(|s| !s.is_final())
+            .collect();
+        assert_eq!(open, [QueueState::Queued, QueueState::Running]);
+    }
+
+    #[test]
+    fn exit_codes_map_to_states() {
+        let check = |code: Option<i32>, cancel: bool, expected: QueueState| {
+            assert_eq!(state_of_exit(code, cancel), expected, "{code:?} {cancel}");
+        };
+        check(Some(0), false, QueueState::Succeeded);
+        check(Some(10), false, QueueState::Succeeded);
+        check(Some(130), false, QueueState::Cancelled);
+        check(Some(0), true, QueueState::Cancelled);
+        check(None, true, QueueState::Cancelled);
+        check(Some(1), false, QueueState::Failed);
+        check(Some(2), false, QueueState::Failed);
+        check(Some(5), false, QueueState::Failed);
+        check(Some(124), false, QueueState::Failed);
+        check(None, false, QueueState::Failed);
+    }
+}

@@ -1,0 +1,101 @@
+//! The task queue: tasks submitted from any machine, claimed by workers on any machine.
+//!
+//! A worker claims a task with a lease it renews by heartbeat; a worker that dies loses the
+//! lease when it runs out and another worker takes the task over. An implementation makes
+//! each call one atomic step, so a task is never held by two workers at once: a claim takes
+//! only a queued task or one whose lease ran out, and a heartbeat or finish by a worker
+//! that no longer holds the task changes nothing.
+
+use async_trait::async_trait;
+use forge_domain::ForgeError;
+use forge_domain::queue::{Finish, Heartbeat, QueueEvent, QueueSubmission, QueuedTask};
+use forge_domain::task::TaskId;
+
+#[async_trait]
+pub trait TaskQueue: Send + Sync {
+    /// Adds a task in state `queued` and wakes idle workers.
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] when a task with that id exists; [`ForgeError::Io`]
+    /// when the queue cannot be reached or written (the message names it).
+    async fn submit(&self, task: &QueueSubmission) -> Result<QueuedTask, ForgeError>;
+
+    /// Claims the oldest queued task (or one whose lease ran out) for `worker`, with a
+    /// lease of `lease_ms`, counting an attempt; a task whose lease ran out after its last
+    /// allowed attempt becomes `dead` instead. `None`: nothing to run.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or written.
+    async fn claim(&self, worker: &str, lease_ms: u64) -> Result<Option<QueuedTask>, ForgeError>;
+
+    /// Renews `worker`'s lease on the task for `lease_ms` and says whether a cancel was
+    /// asked for; [`Heartbeat::Lost`] when the worker no longer holds it.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or written.
+    async fn heartbeat(
+        &self,
+        id: &TaskId,
+        worker: &str,
+        lease_ms: u64,
+    ) -> Result<Heartbeat, ForgeError>;
+
+    /// Records how the task ended, when `worker` still holds it; `false` (nothing written)
+    /// when it does not.
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] when `finish.state` is not final; [`ForgeError::Io`]
+    /// when the queue cannot be reached or written.
+    async fn finish(&self, id: &TaskId, worker: &str, finish: &Finish) -> Result<bool, ForgeError>;
+
+    /// Hands a task `worker` holds back to the queue (a worker stopping): `queued` again,
+    /// the attempt not counted, idle workers woken. `false` when it does not hold it.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or written.
+    async fn release(&self, id: &TaskId, worker: &str) -> Result<bool, ForgeError>;
+
+    /// Cancels the task: a queued one becomes `cancelled` at once, a running one is marked
+    /// so its worker's next heartbeat stops it. A final task is left as it is. `None` when
+    /// there is no such task; else the task as it now stands.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or written.
+    async fn cancel(&self, id: &TaskId) -> Result<Option<QueuedTask>, ForgeError>;
+
+    /// The task, `None` when there is none.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or read.
+    async fn task(&self, id: &TaskId) -> Result<Option<QueuedTask>, ForgeError>;
+
+    /// The newest `limit` tasks, newest first.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or read.
+    async fn tasks(&self, limit: u32) -> Result<Vec<QueuedTask>, ForgeError>;
+
+    /// Appends one event to the task's stored events (and tells listeners); its `seq`.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or written.
+    async fn append_event(
+        &self,
+        id: &TaskId,
+        kind: &str,
+        data: &serde_json::Value,
+    ) -> Result<u64, ForgeError>;
+
+    /// The task's events with `seq` greater than `after`, in order.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or read.
+    async fn events(&self, id: &TaskId, after: u64) -> Result<Vec<QueueEvent>, ForgeError>;
+
+    /// Waits until work may be there (a task was submitted or handed back) or `timeout_ms`
+    /// passed, whichever is first. Spurious wake-ups are allowed; a caller claims after.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached (the caller backs off and retries).
+    async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError>;
+}
