@@ -14,8 +14,8 @@ pub mod metrics;
 pub mod notify;
 pub mod process;
 pub mod provider;
-pub mod session;
 pub mod queue;
+pub mod session;
 pub mod sink;
 pub mod store;
 pub mod tool_host;
@@ -38,8 +38,8 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
-pub use session::{AgentSession, SessionServices, SessionStep, StdinWriter};
 pub use queue::TaskQueue;
+pub use session::{AgentSession, SessionServices, SessionStep, StdinWriter};
 pub use sink::{EventSink, RunSink};
 pub use store::{DecideOutcome, TaskStore};
 pub use tool_host::{
