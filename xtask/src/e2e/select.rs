@@ -132,7 +132,7 @@ mod tests {
     #[test]
     fn groups_and_scenarios_select_as_documented() {
         let everything = "cases[*] retry_events[*] resume_cost[*] serve[*] web[*] mcp[*] \
-                          rate_limit[*] auto[*] task[*] delivery[*] demo[*]";
+                          rate_limit[*] auto[*] task[*] delivery[*] review[*] acp[*] demo[*]";
         check("", everything);
         check("-p codex", everything);
         // -s alone: the groups owning the names, narrowed to them.
@@ -165,7 +165,7 @@ mod tests {
         check(
             "--group tasks",
             "error: unknown group \"tasks\": cases, retry_events, resume_cost, serve, web, \
-             mcp, rate_limit, auto, task, delivery, demo",
+             mcp, rate_limit, auto, task, delivery, review, acp, demo",
         );
     }
 
