@@ -92,7 +92,10 @@ fn a_provider_whose_task_fails_exits_1_with_the_reason_and_leaves_nothing() {
 
 /// Every pinned CLI at its version in `clis`, each one a link to the testkit's fake CLI.
 fn install_fakes(clis: &Path) {
-    for cli in forge_cli::offline::PINNED_CLIS {
+    let pinned = forge_cli::offline::PINNED_CLIS
+        .into_iter()
+        .chain(forge_cli::offline::PINNED_ACP_AGENTS);
+    for cli in pinned {
         let package = clis.join("node_modules").join(cli.package);
         std::fs::create_dir_all(&package).unwrap();
         std::fs::write(
@@ -104,6 +107,16 @@ fn install_fakes(clis: &Path) {
         std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(super::harness::fake(), &bin).unwrap();
     }
+}
+
+/// `package@version` of everything the demo installs, space-separated.
+fn every_spec() -> String {
+    forge_cli::offline::PINNED_CLIS
+        .into_iter()
+        .chain(forge_cli::offline::PINNED_ACP_AGENTS)
+        .map(|c| c.spec())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A `bin/npm` that talks as much as npm 11 does on Node 20 (engine warning, install-script
@@ -185,10 +198,8 @@ fn the_first_demo_installs_quietly_and_shows_npm_only_on_failure() {
     assert_eq!(installing.len(), 1, "{stderr}");
     let line = installing[0];
     assert!(
-        line.starts_with(
-            "demo: installing @anthropic-ai/claude-code@2.1.330 @openai/codex@0.169.0 \
-             @google/gemini-cli@0.61.0 into "
-        ) && line.contains("… done in ")
+        line.starts_with(&format!("demo: installing {} into ", every_spec()))
+            && line.contains("… done in ")
             && line.ends_with(" s"),
         "{line}"
     );
