@@ -47,9 +47,13 @@ pub struct InstallFailed {
     pub output: String,
 }
 
-/// What [`install`] would install into `clis_dir`; `None` when every pinned CLI is there.
-pub fn plan(clis_dir: &Path) -> Option<Installing> {
-    let missing = missing_clis(clis_dir);
+/// Which pinned packages a caller needs: [`missing_clis`] for the demo,
+/// [`crate::offline::missing_clis_and_agents`] for the e2e suite (the ACP agents too).
+pub type MissingPins = fn(&Path) -> Vec<PinnedCli>;
+
+/// What [`install`] would install into `clis_dir`; `None` when every pinned package is there.
+pub fn plan(clis_dir: &Path, missing: MissingPins) -> Option<Installing> {
+    let missing = missing(clis_dir);
     (!missing.is_empty()).then(|| Installing {
         specs: missing.iter().map(PinnedCli::spec).collect(),
         dir: clis_dir.display().to_string(),
@@ -62,12 +66,16 @@ pub fn plan(clis_dir: &Path) -> Option<Installing> {
 /// # Errors
 /// [`InstallFailed`] when npm cannot start, exits non-zero, or a CLI is still missing; the
 /// error carries npm's stdout and stderr.
-pub fn install(npm: &OsStr, clis_dir: &Path) -> Result<Installed, InstallFailed> {
+pub fn install(
+    npm: &OsStr,
+    clis_dir: &Path,
+    missing: MissingPins,
+) -> Result<Installed, InstallFailed> {
     let started = Instant::now();
     let failed = |status: String, output: String| InstallFailed {
         dir: clis_dir.display().to_string(),
         status,
-        missing: missing_clis(clis_dir)
+        missing: missing(clis_dir)
             .iter()
             .map(PinnedCli::spec)
             .collect::<Vec<_>>()
@@ -78,6 +86,7 @@ pub fn install(npm: &OsStr, clis_dir: &Path) -> Result<Installed, InstallFailed>
         .map_err(|e| failed(format!("cannot create the directory: {e}"), String::new()))?;
     let out = Command::new(npm)
         .args(npm_install_args(clis_dir))
+        .args(missing(clis_dir).iter().map(PinnedCli::spec))
         .args(QUIET)
         .env("npm_config_update_notifier", "false")
         .stdin(Stdio::null())
@@ -91,7 +100,7 @@ pub fn install(npm: &OsStr, clis_dir: &Path) -> Result<Installed, InstallFailed>
                 String::new(),
             )
         })?;
-    if !out.status.success() || !missing_clis(clis_dir).is_empty() {
+    if !out.status.success() || !missing(clis_dir).is_empty() {
         let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
         output.push_str(&String::from_utf8_lossy(&out.stderr));
         return Err(failed(out.status.to_string(), output));

@@ -6,18 +6,19 @@ use std::io::Write;
 use std::path::Path;
 
 use forge_cli::npm_install;
+use forge_cli::offline::missing_clis_and_agents;
 
 use super::say;
 
 pub fn ensure(clis_dir: &Path) -> anyhow::Result<()> {
-    let Some(plan) = npm_install::plan(clis_dir) else {
+    let Some(plan) = npm_install::plan(clis_dir, missing_clis_and_agents) else {
         say(&format!("pinned CLIs present in {}", clis_dir.display()));
         return Ok(());
     };
     let mut stderr = std::io::stderr();
     let _ = write!(stderr, "e2e: {}", plan.line());
     let _ = stderr.flush();
-    match npm_install::install(OsStr::new("npm"), clis_dir) {
+    match npm_install::install(OsStr::new("npm"), clis_dir, missing_clis_and_agents) {
         Ok(done) => {
             let _ = writeln!(stderr, "{}", done.line());
             Ok(())

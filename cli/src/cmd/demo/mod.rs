@@ -139,17 +139,18 @@ async fn check_node() -> Result<(), Failure> {
 /// Installs the pinned CLIs into `clis_dir` unless all are there: one line says what and how
 /// long it took; npm's own output is shown only when the install fails.
 async fn install_if_missing(clis_dir: &Path) -> Result<(), Failure> {
-    let Some(plan) = npm_install::plan(clis_dir) else {
+    let Some(plan) = npm_install::plan(clis_dir, offline::missing_clis) else {
         return Ok(());
     };
     let mut stderr = std::io::stderr();
     let _ = write!(stderr, "demo: {}", plan.line());
     let _ = stderr.flush();
     let dir = clis_dir.to_path_buf();
-    let installed =
-        tokio::task::spawn_blocking(move || npm_install::install(OsStr::new("npm"), &dir))
-            .await
-            .map_err(|e| Failure::Other(anyhow::anyhow!("the npm install task failed: {e}")))?;
+    let installed = tokio::task::spawn_blocking(move || {
+        npm_install::install(OsStr::new("npm"), &dir, offline::missing_clis)
+    })
+    .await
+    .map_err(|e| Failure::Other(anyhow::anyhow!("the npm install task failed: {e}")))?;
     match installed {
         Ok(done) => {
             let _ = writeln!(stderr, "{}", done.line());
