@@ -230,6 +230,19 @@ fn run_case(suite: &Suite, cli: &str, case: &str) -> anyhow::Result<()> {
                 "Which word did I ask you to remember?",
                 Some(&session),
             )?;
+            if cli == "gemini" {
+                // gemini 0.61 answers `session/load` of its own headless session with "No
+                // previous sessions found for this project" (a bare JSON-RPC client gets the
+                // same): forge must say so as an error, never start a new session silently.
+                ensure!(
+                    status(&second) == "error"
+                        && second["errors"].to_string().contains("No previous sessions"),
+                    "gemini resume: status {} errors {}",
+                    status(&second),
+                    second["errors"]
+                );
+                return Ok(());
+            }
             ensure_success(&second)?;
             ensure!(
                 second["metadata"]["session_id"] == first["metadata"]["session_id"],
@@ -253,6 +266,19 @@ fn run_case(suite: &Suite, cli: &str, case: &str) -> anyhow::Result<()> {
         }
         "acp_http_500" => {
             let c = prepare(suite, cli, case, "server_error_always")?;
+            if cli == "gemini" {
+                // Gemini retries a 500 for minutes by default; a user bounds it with
+                // `general.maxAttempts` in their settings, as this case's user does.
+                let root = suite.work.join(case).join(cli);
+                let settings = serde_json::json!({
+                    "security": {"auth": {"selectedType": "gemini-api-key"}},
+                    "general": {"maxAttempts": 2},
+                });
+                std::fs::write(
+                    root.join("home/.gemini/settings.json"),
+                    settings.to_string(),
+                )?;
+            }
             let r = run_forge(suite, &c, "Say hello.", None)?;
             ensure!(
                 status(&r) == "error",
