@@ -110,10 +110,10 @@ fn install_fakes(clis: &Path) {
 }
 
 /// `package@version` of everything the demo installs, space-separated.
+/// What the demo installs: the CLIs it runs (the ACP agents are the e2e suite's).
 fn every_spec() -> String {
     forge_cli::offline::PINNED_CLIS
         .into_iter()
-        .chain(forge_cli::offline::PINNED_ACP_AGENTS)
         .map(|c| c.spec())
         .collect::<Vec<_>>()
         .join(" ")

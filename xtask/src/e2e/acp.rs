@@ -236,7 +236,9 @@ fn run_case(suite: &Suite, cli: &str, case: &str) -> anyhow::Result<()> {
                 // same): forge must say so as an error, never start a new session silently.
                 ensure!(
                     status(&second) == "error"
-                        && second["errors"].to_string().contains("No previous sessions"),
+                        && second["errors"]
+                            .to_string()
+                            .contains("No previous sessions"),
                     "gemini resume: status {} errors {}",
                     status(&second),
                     second["errors"]

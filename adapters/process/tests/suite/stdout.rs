@@ -162,7 +162,7 @@ async fn the_stdout_log_is_a_redacted_copy() {
     assert!(texts(&items).iter().any(|t| t.contains("hunter2-secret")));
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
-        "{\"text\":\"the secret is [REDACTED]\",\"type\":\"text\"}\n{\"type\":\"crlf\"}\n\n"
+        "{\"type\":\"text\",\"text\":\"the secret is [REDACTED]\"}\n{\"type\":\"crlf\"}\n\n"
     );
 }
 
