@@ -15,27 +15,15 @@ pub(crate) async fn add(
     branch: &str,
     base: &str,
 ) -> Result<(), ForgeError> {
-    let path_text = path.to_string_lossy();
-    let output = git
-        .git(
-            repo,
-            &["worktree", "add", "--quiet", "-b", branch, &path_text, base],
-            None,
-        )
-        .await?;
-    if output.code == Some(0) {
-        return Ok(());
-    }
-    let text = failure_text(&output);
-    if text.contains("already exists") {
-        return Err(ForgeError::InvalidRequest {
-            reason: format!("cannot create work tree {}: {text}", path.display()),
-        });
-    }
-    Err(ForgeError::io(
-        format!("creating work tree {} on {branch}", path.display()),
-        text,
-    ))
+    add_with(
+        git,
+        repo,
+        path,
+        &["-b", branch],
+        base,
+        &format!("on {branch}"),
+    )
+    .await
 }
 
 /// `git worktree add --detach <path> <commit>`.
@@ -45,14 +33,32 @@ pub(crate) async fn add_detached(
     path: &Path,
     commit: &str,
 ) -> Result<(), ForgeError> {
+    add_with(
+        git,
+        repo,
+        path,
+        &["--detach"],
+        commit,
+        &format!("at {commit}"),
+    )
+    .await
+}
+
+/// `git worktree add --quiet <mode…> <path> <start>`: a path that exists is the caller's
+/// mistake (`InvalidRequest`), any other failure an I/O error saying `where_` it was made.
+async fn add_with(
+    git: &GitCli,
+    repo: &Path,
+    path: &Path,
+    mode: &[&str],
+    start: &str,
+    where_: &str,
+) -> Result<(), ForgeError> {
     let path_text = path.to_string_lossy();
-    let output = git
-        .git(
-            repo,
-            &["worktree", "add", "--quiet", "--detach", &path_text, commit],
-            None,
-        )
-        .await?;
+    let mut args = vec!["worktree", "add", "--quiet"];
+    args.extend_from_slice(mode);
+    args.extend([path_text.as_ref(), start]);
+    let output = git.git(repo, &args, None).await?;
     if output.code == Some(0) {
         return Ok(());
     }
@@ -63,7 +69,7 @@ pub(crate) async fn add_detached(
         });
     }
     Err(ForgeError::io(
-        format!("creating work tree {} at {commit}", path.display()),
+        format!("creating work tree {} {where_}", path.display()),
         text,
     ))
 }
