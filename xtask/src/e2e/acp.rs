@@ -230,17 +230,18 @@ fn run_case(suite: &Suite, cli: &str, case: &str) -> anyhow::Result<()> {
                 "Which word did I ask you to remember?",
                 Some(&session),
             )?;
-            if cli == "gemini" {
-                // gemini 0.61 answers `session/load` of its own headless session with "No
-                // previous sessions found for this project" (a bare JSON-RPC client gets the
-                // same): forge must say so as an error, never start a new session silently.
+            if cli == "gemini" && status(&second) == "error" {
+                // gemini 0.61's `session/load` races with itself: loading re-initialises the
+                // session's recording, which rewrites the session file's messages to the bare
+                // context (a `$set` record) — when that write lands before the file is read,
+                // gemini answers "No previous sessions found for this project" (a bare
+                // JSON-RPC client gets the same). Either outcome is gemini's; forge's part is
+                // to report that as an error with gemini's words, never to start a new session.
                 ensure!(
-                    status(&second) == "error"
-                        && second["errors"]
-                            .to_string()
-                            .contains("No previous sessions"),
-                    "gemini resume: status {} errors {}",
-                    status(&second),
+                    second["errors"]
+                        .to_string()
+                        .contains("No previous sessions"),
+                    "gemini resume: errors {}",
                     second["errors"]
                 );
                 return Ok(());
