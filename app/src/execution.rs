@@ -199,6 +199,14 @@ fn shutdown_after(
     })
 }
 
+/// The next live stderr line; `None` when there is none to wait for.
+async fn next_stderr_line(lines: &mut Option<Box<dyn forge_ports::StderrLines>>) -> Option<String> {
+    match lines {
+        Some(lines) => lines.next_line().await,
+        None => None,
+    }
+}
+
 async fn sleep_until_opt(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
@@ -406,6 +414,10 @@ pub(crate) async fn execute_inner(
     let mut conversation_over = false;
 
     let mut decoder = provider.decoder(&plan.request);
+    // stderr line by line when the runner offers it, so what a CLI reports only there
+    // (gemini's retries) is an event when it happens, not after the run.
+    let mut stderr_lines = child.take_stderr_lines();
+    let mut stderr_open = stderr_lines.is_some();
     let provider_id_for_metrics = provider.id();
     let killer = child.killer();
     let deadline = plan
@@ -447,6 +459,16 @@ pub(crate) async fn execute_inner(
                 stop = Some(Stop::TimedOut);
                 let grace = ask_to_stop(session.as_deref_mut(), &mut stdin, line_state.runtime_errors, plan.ladder).await;
                 shutdown_task.get_or_insert_with(|| shutdown_after(&killer, grace, plan.ladder));
+                continue;
+            }
+            line = next_stderr_line(&mut stderr_lines), if stderr_open => {
+                match line {
+                    Some(line) => {
+                        line_state.decoder.decode_stderr_line(&line, line_state.batch);
+                        delivery.deliver(line_state.batch).await;
+                    }
+                    None => stderr_open = false,
+                }
                 continue;
             }
             item = child.next_stdout() => item,
@@ -539,9 +561,20 @@ pub(crate) async fn execute_inner(
         None => Vec::new(),
     };
 
-    // What the CLI said only on stderr (retries), in order before forge's own ending.
-    if let Some(exit) = &exit {
-        decoder.decode_stderr(&exit.stderr_tail, &mut batch);
+    // What the CLI said only on stderr (retries), in order before forge's own ending: the
+    // lines not read yet (all of stderr is in once the child was waited for), or, from a
+    // runner without live lines, the kept tail.
+    match stderr_lines.as_mut() {
+        Some(lines) => {
+            while let Some(Some(line)) = lines.next_line().now_or_never() {
+                decoder.decode_stderr_line(&line, &mut batch);
+            }
+        }
+        None => {
+            if let Some(exit) = &exit {
+                decoder.decode_stderr(&exit.stderr_tail, &mut batch);
+            }
+        }
     }
     // Cancel wins races: a cancel that arrived while the child was ending still counts.
     let cancelled = stop == Some(Stop::Cancelled) || canceller.is_cancelled();

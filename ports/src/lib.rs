@@ -34,7 +34,7 @@ pub use metrics::Metrics;
 pub use notify::Notifier;
 pub use process::{
     CapturedOutput, EnvSpec, FileSource, Invocation, KillLadder, PreparedFile, ProcessExit,
-    ProcessKiller, ProcessRunner, RunningProcess, SpawnOptions, StdoutItem,
+    ProcessKiller, ProcessRunner, RunningProcess, SpawnOptions, StderrLines, StdoutItem,
 };
 pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,

@@ -213,6 +213,14 @@ pub trait RunningProcess: Send {
     /// A handle that stops the child from another task while this one keeps reading.
     fn killer(&self) -> Arc<dyn ProcessKiller>;
 
+    /// stderr line by line as the child writes it, once (`None` after the first call, or
+    /// from a runner that does not offer it — its caller reads
+    /// [`ProcessExit::stderr_tail`] at the end instead). For CLIs that report events only
+    /// there (gemini's retries).
+    fn take_stderr_lines(&mut self) -> Option<Box<dyn StderrLines>> {
+        None
+    }
+
     /// The child's open stdin, once, when the invocation asked for it
     /// ([`Invocation::stdin_open`]); `None` otherwise or after the first call.
     fn take_stdin(&mut self) -> Option<Box<dyn crate::session::StdinWriter>> {
@@ -231,6 +239,15 @@ pub trait RunningProcess: Send {
     fn ended_orphans(&self) -> Vec<EndedOrphan> {
         Vec::new()
     }
+}
+
+/// A child's stderr, line by line (redacted, as logged).
+#[async_trait]
+pub trait StderrLines: Send {
+    /// The next line; `None` once stderr is closed and every line was taken. The lines not
+    /// taken while the child ran are still there after [`RunningProcess::wait`].
+    /// Cancel-safe.
+    async fn next_line(&mut self) -> Option<String>;
 }
 
 #[async_trait]

@@ -230,10 +230,19 @@ pub trait Decoder: Send {
         errors
     }
 
-    /// Events the CLI reports only on stderr (gemini's retries), read from the stderr the
-    /// run kept once the process has ended, just before [`Decoder::finish`] (live runs and
-    /// offline decoding with a recorded stderr alike). Default: stdout says everything.
-    fn decode_stderr(&mut self, _stderr: &str, _out: &mut Vec<AgentEvent>) {}
+    /// Events the CLI reports only on stderr (gemini's retries), one stderr line at a time
+    /// as the CLI writes it, so they reach the caller when they happen. Default: stdout says
+    /// everything.
+    fn decode_stderr_line(&mut self, _line: &str, _out: &mut Vec<AgentEvent>) {}
+
+    /// The same from a whole stderr text, just before [`Decoder::finish`]: offline decoding
+    /// of a recorded stderr, and runs whose runner offers no live stderr lines. Default: its
+    /// lines through [`Decoder::decode_stderr_line`].
+    fn decode_stderr(&mut self, stderr: &str, out: &mut Vec<AgentEvent>) {
+        for line in stderr.lines() {
+            self.decode_stderr_line(line, out);
+        }
+    }
 
     /// Called once at the end with how the process ended (`None` when decoding a recording
     /// offline: no process). Returns the result pieces.
@@ -261,6 +270,10 @@ impl<D: Decoder + ?Sized> Decoder for Box<D> {
 
     fn decode_document(&mut self, text: &str, out: &mut Vec<AgentEvent>) -> Vec<ForgeError> {
         (**self).decode_document(text, out)
+    }
+
+    fn decode_stderr_line(&mut self, line: &str, out: &mut Vec<AgentEvent>) {
+        (**self).decode_stderr_line(line, out);
     }
 
     fn decode_stderr(&mut self, stderr: &str, out: &mut Vec<AgentEvent>) {

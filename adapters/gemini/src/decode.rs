@@ -1,6 +1,7 @@
 //! The stateful decoder of `gemini -o stream-json` (and, through [`crate::json_output`], of
 //! the single `-o json` object).
 
+use crate::retries::RetryLines;
 use std::sync::Arc;
 
 use forge_domain::{
@@ -42,6 +43,8 @@ pub struct GeminiDecoder {
     tool_call_seq: u64,
     /// Tool names, each allocated once per run.
     names: ToolNames,
+    /// Its stderr so far, read for retry reports.
+    stderr: RetryLines,
 }
 
 impl GeminiDecoder {
@@ -53,6 +56,7 @@ impl GeminiDecoder {
             json_response: None,
             tool_call_seq: 0,
             names: ToolNames::new(),
+            stderr: RetryLines::default(),
         }
     }
 
@@ -434,8 +438,8 @@ impl Decoder for GeminiDecoder {
     }
 
     /// Gemini prints its retries on stderr only (`retries.rs`).
-    fn decode_stderr(&mut self, stderr: &str, out: &mut Vec<AgentEvent>) {
-        for event in crate::retries::retries(stderr) {
+    fn decode_stderr_line(&mut self, line: &str, out: &mut Vec<AgentEvent>) {
+        if let Some(event) = self.stderr.push(line) {
             self.emit(out, event);
         }
     }

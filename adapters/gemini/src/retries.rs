@@ -21,6 +21,8 @@
 //! Each becomes the same [`AgentEvent::Retry`] the other providers give. Recorded lines:
 //! `adapters/testkit/fixtures/gemini-retries/`.
 
+use std::collections::VecDeque;
+
 use forge_domain::AgentEvent;
 
 use crate::stderr::strip_ansi;
@@ -30,10 +32,43 @@ const MAX_MESSAGE_LINES: usize = 4;
 
 /// The retry events of `stderr`, in order.
 pub fn retries(stderr: &str) -> Vec<AgentEvent> {
-    let lines: Vec<String> = stderr.lines().map(strip_ansi).collect();
-    (0..lines.len())
-        .filter_map(|i| retry(&lines[i]).or_else(|| quota_retry(&lines[i..])))
+    let mut reader = RetryLines::default();
+    stderr
+        .lines()
+        .filter_map(|line| reader.push(line))
         .collect()
+}
+
+/// gemini's stderr read line by line as it is written: each retry event as soon as the last
+/// line of its report is in.
+#[derive(Debug, Default)]
+pub struct RetryLines {
+    /// The last lines, as long as a quota error's report may be.
+    window: VecDeque<String>,
+}
+
+impl RetryLines {
+    /// The retry event that `line` completes, if any.
+    pub fn push(&mut self, line: &str) -> Option<AgentEvent> {
+        let line = strip_ansi(line);
+        if let Some(event) = retry(&line) {
+            // A report of its own: no quota report spans it.
+            self.window.clear();
+            return Some(event);
+        }
+        self.window.push_back(line);
+        if self.window.len() > MAX_MESSAGE_LINES + 1 {
+            self.window.pop_front();
+        }
+        let lines: Vec<String> = self.window.iter().cloned().collect();
+        let last = lines.len() - 1;
+        // The quota report that ends on this line (one that ended earlier was given then).
+        (0..lines.len()).find_map(|start| {
+            quota_retry(&lines[start..])
+                .filter(|(_, end)| start + end == last)
+                .map(|(event, _)| event)
+        })
+    }
 }
 
 /// `Attempt N` at the start of `line`: the attempt and the rest.
@@ -89,8 +124,9 @@ fn network_cause(detail: &str) -> Option<String> {
 }
 
 /// A quota error gemini waits out as its `RetryInfo` suggests: `Attempt N failed: <message,
-/// possibly over several lines>. Retrying after <ms>ms...`, starting at `lines[0]`.
-fn quota_retry(lines: &[String]) -> Option<AgentEvent> {
+/// possibly over several lines>. Retrying after <ms>ms...`, starting at `lines[0]`; with the
+/// index of the line it ends on.
+fn quota_retry(lines: &[String]) -> Option<(AgentEvent, usize)> {
     let (attempt, rest) = attempt(&lines[0])?;
     let first = rest.strip_prefix(" failed: ")?;
     let mut text = first.to_owned();
@@ -104,7 +140,7 @@ fn quota_retry(lines: &[String]) -> Option<AgentEvent> {
             text.push_str(line);
         }
         if let Some((message, waited)) = split_waited(&text) {
-            return Some(quota_event(attempt, message, waited));
+            return Some((quota_event(attempt, message, waited), i));
         }
     }
     None
@@ -269,6 +305,28 @@ mod tests {
             })
             .collect();
         assert_eq!(attempts, [Some(2), Some(3)]);
+    }
+
+    /// Read as written, each report's event comes with its last line, not before.
+    #[test]
+    fn line_by_line_each_event_comes_with_the_last_line_of_its_report() {
+        let lines = [
+            "Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {\"error\":{\"code\":429}}",
+            "Attempt 2 failed: Resource has been exhausted (e.g. check quota).",
+            "Suggested retry after 1s.. Retrying after 5118ms...",
+            "some other line",
+            "Attempt 3 failed with 5xx error. Retrying with backoff...",
+        ];
+        let mut reader = RetryLines::default();
+        let at: Vec<Option<u32>> = lines
+            .iter()
+            .map(|line| match reader.push(line) {
+                Some(AgentEvent::Retry { attempt, .. }) => attempt,
+                Some(other) => panic!("{other:?}"),
+                None => None,
+            })
+            .collect();
+        assert_eq!(at, [Some(1), None, Some(2), None, Some(3)]);
     }
 
     /// gemini 0.61's real stderr against the fake model (`fixtures/gemini-retries/`), one

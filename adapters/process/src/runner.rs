@@ -20,7 +20,7 @@ use crate::locate::{locate_in, not_found, resolve_program};
 use crate::log_sink::LogSink;
 use crate::orphans::{OWNER_MARKER, RUN_MARKER};
 use crate::running::{Parts, TokioRunningProcess};
-use crate::stderr::pump_stderr;
+use crate::stderr::{LiveLines, pump_stderr};
 use crate::stdout::{STDOUT_CHANNEL_BATCHES, StdoutStream, pump_stdout};
 
 /// Spawns children on the current tokio runtime. Stateless and cheap to clone.
@@ -108,11 +108,13 @@ impl TokioProcessRunner {
             stdout_log,
             options.redactor.clone(),
         ));
+        let (stderr_lines_tx, stderr_lines) = mpsc::unbounded_channel();
         let stderr_task = tokio::spawn(pump_stderr(
             stderr,
             stderr_log,
             options.redactor,
             options.stderr_tail_bytes,
+            LiveLines::new(stderr_lines_tx),
         ));
         let (exit_tx, exit_rx) = watch::channel(None);
         tokio::spawn(async move {
@@ -132,6 +134,7 @@ impl TokioProcessRunner {
             exit: exit_rx,
             stdout_task,
             stderr_task,
+            stderr_lines,
             lifeline: lifeline_write,
             drain_after_exit: options.drain_after_exit,
             run_marker: options.run_marker,

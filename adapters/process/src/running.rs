@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use forge_domain::{EndedOrphan, ForgeError};
 use forge_ports::{ProcessExit, ProcessKiller, RunningProcess, StdoutItem};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::group::{ExitSlot, GroupKiller, ProcessGroup};
@@ -27,6 +27,7 @@ pub struct TokioRunningProcess {
     stdout: StdoutStream,
     stdout_task: Option<JoinHandle<()>>,
     stderr_task: Option<JoinHandle<StderrSummary>>,
+    stderr_lines: Option<mpsc::UnboundedReceiver<String>>,
     /// forge's end of the lifeline: closing it makes the watchdog kill the group.
     lifeline: Option<OwnedFd>,
     drain_after_exit: Duration,
@@ -47,6 +48,7 @@ pub(crate) struct Parts {
     pub stdout: StdoutStream,
     pub stdout_task: JoinHandle<()>,
     pub stderr_task: JoinHandle<StderrSummary>,
+    pub stderr_lines: mpsc::UnboundedReceiver<String>,
     pub lifeline: OwnedFd,
     pub drain_after_exit: Duration,
     pub run_marker: Option<String>,
@@ -67,6 +69,7 @@ impl TokioRunningProcess {
             stdout: parts.stdout,
             stdout_task: Some(parts.stdout_task),
             stderr_task: Some(parts.stderr_task),
+            stderr_lines: Some(parts.stderr_lines),
             lifeline: Some(parts.lifeline),
             drain_after_exit: parts.drain_after_exit,
             finished: None,
@@ -108,6 +111,12 @@ impl RunningProcess for TokioRunningProcess {
 
     fn killer(&self) -> Arc<dyn ProcessKiller> {
         Arc::clone(&self.killer) as Arc<dyn ProcessKiller>
+    }
+
+    fn take_stderr_lines(&mut self) -> Option<Box<dyn forge_ports::StderrLines>> {
+        self.stderr_lines.take().map(|rx| {
+            Box::new(crate::stderr::LineReceiver(rx)) as Box<dyn forge_ports::StderrLines>
+        })
     }
 
     fn take_stdin(&mut self) -> Option<Box<dyn forge_ports::StdinWriter>> {

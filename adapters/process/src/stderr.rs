@@ -2,12 +2,53 @@
 
 use forge_domain::Redactor;
 use tokio::io::AsyncRead;
+use tokio::sync::mpsc;
 
 use crate::lines::{BoundedLines, RawLine, lossy, lossy_prefix};
 use crate::log_sink::LogSink;
 
 /// A stderr line longer than this is logged as its prefix and size.
 const STDERR_LINE_CAP: usize = 1024 * 1024;
+
+/// At most this much of stderr is handed out line by line
+/// ([`forge_ports::RunningProcess::next_stderr_line`]); the log keeps everything. A CLI that
+/// floods stderr must not grow forge's memory while nobody reads the lines.
+const LIVE_LINE_BUDGET_BYTES: usize = 4 * 1024 * 1024;
+
+/// The live copy of stderr's lines, within [`LIVE_LINE_BUDGET_BYTES`].
+pub(crate) struct LiveLines {
+    tx: mpsc::UnboundedSender<String>,
+    left: usize,
+}
+
+impl LiveLines {
+    pub(crate) fn new(tx: mpsc::UnboundedSender<String>) -> Self {
+        Self {
+            tx,
+            left: LIVE_LINE_BUDGET_BYTES,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        if line.len() > self.left {
+            self.left = 0;
+            return;
+        }
+        self.left -= line.len();
+        // Nobody listening (the caller dropped the process) is fine: the log has the line.
+        let _ = self.tx.send(line.to_owned());
+    }
+}
+
+/// The receiving end of [`LiveLines`], for the caller.
+pub(crate) struct LineReceiver(pub mpsc::UnboundedReceiver<String>);
+
+#[async_trait::async_trait]
+impl forge_ports::StderrLines for LineReceiver {
+    async fn next_line(&mut self) -> Option<String> {
+        self.0.recv().await
+    }
+}
 
 /// What the stderr reader hands back once stderr is closed.
 #[derive(Debug, Clone, Default)]
@@ -22,6 +63,7 @@ pub(crate) async fn pump_stderr<R: AsyncRead + Unpin>(
     mut log: LogSink,
     redactor: Redactor,
     tail_bytes: usize,
+    mut live: LiveLines,
 ) -> StderrSummary {
     let mut lines = BoundedLines::new(stderr, STDERR_LINE_CAP);
     let mut tail = Tail::new(tail_bytes);
@@ -45,6 +87,7 @@ pub(crate) async fn pump_stderr<R: AsyncRead + Unpin>(
             ),
         };
         let text = redactor.redact(&text);
+        live.send(&text);
         log.write_line(&text, terminated).await;
         tail.push(&text);
         if terminated {
@@ -126,10 +169,32 @@ mod tests {
         let log = LogSink::create(Some(&path)).await.unwrap();
         let redactor = Redactor::new().with_secrets(["hunter2"]);
         let input: &[u8] = b"first\npassword hunter2\nlast";
-        let summary = pump_stderr(input, log, redactor, 24).await;
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let summary = pump_stderr(input, log, redactor, 24, LiveLines::new(tx)).await;
         assert_eq!(summary.tail, "password [REDACTED]\nlast");
         assert_eq!(summary.bytes, input.len() as u64);
         let logged = std::fs::read_to_string(&path).unwrap();
         assert_eq!(logged, "first\npassword [REDACTED]\nlast");
+        let mut live = Vec::new();
+        while let Ok(line) = rx.try_recv() {
+            live.push(line);
+        }
+        assert_eq!(live, ["first", "password [REDACTED]", "last"]);
+    }
+
+    #[test]
+    fn live_lines_stop_at_their_budget() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut live = LiveLines::new(tx);
+        live.left = 10;
+        for line in ["12345", "1234", "123", "1"] {
+            live.send(line);
+        }
+        let mut got = Vec::new();
+        while let Ok(line) = rx.try_recv() {
+            got.push(line);
+        }
+        // "123" does not fit in the 1 byte left: it and everything after it are not sent.
+        assert_eq!(got, ["12345", "1234"]);
     }
 }

@@ -4,7 +4,8 @@
 
 use forge_domain::review::prompt::{chunks, follow_up_prompt, review_prompt};
 use forge_domain::review::{
-    DiffFile, Rejected, ReviewFinding, ReviewOutcome, ReviewStatus, parse_answer,
+    DiffFile, RATE_LIMITED_RETRIES_BEFORE_SKIP, Rejected, ReviewFinding, ReviewOutcome,
+    ReviewStatus, parse_answer,
 };
 use forge_domain::task::{CycleKind, StopReason};
 use forge_domain::{ExecutionStatus, ForgeError, PermissionMode, Redactor, Usage};
@@ -118,6 +119,7 @@ pub async fn ask(
             max_turns: None,
             pricing: settings.pricing.clone(),
             model: model.clone(),
+            give_up_after_rate_limited_retries: Some(RATE_LIMITED_RETRIES_BEFORE_SKIP),
         };
         let mut part_for_prompt = part.clone();
         part_for_prompt.diff = redactor.redact(&part.diff).into_owned();
@@ -238,6 +240,11 @@ fn ended(run: &AgentRun) -> Result<Ended, ForgeError> {
         )
     }) {
         return Err(e.clone());
+    }
+    if let Some(message) = &run.rate_limited {
+        return Ok(Ended::Limit(format!(
+            "its CLI kept retrying a rate-limited model call; forge stopped it: {message}"
+        )));
     }
     Ok(match run.stop {
         Some(StopReason::RunBudget | StopReason::CostCeiling) => Ended::Budget,

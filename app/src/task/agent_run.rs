@@ -17,6 +17,10 @@ pub struct Enforce {
     pub max_turns: Option<u32>,
     pub pricing: PricingTable,
     pub model: Option<String>,
+    /// Stop the run once the CLI has announced this many retries of a rate-limited model
+    /// call: a caller that would rather give up than wait (a review in CI) does not depend on
+    /// the CLI giving up by itself (gemini 0.61 never does).
+    pub give_up_after_rate_limited_retries: Option<u32>,
 }
 
 /// What one run gave the task.
@@ -25,6 +29,9 @@ pub struct AgentRun {
     pub result: ExecutionResult,
     /// Why the task must stop because of this run (`None`: go on).
     pub stop: Option<StopReason>,
+    /// The CLI's last rate-limit message when forge stopped the run for it
+    /// ([`Enforce::give_up_after_rate_limited_retries`]).
+    pub rate_limited: Option<String>,
 }
 
 pub async fn run_agent(
@@ -42,12 +49,25 @@ pub async fn run_agent(
     let mut turns: u32 = 0;
     let mut cancelled = false;
     let mut killed = false;
+    let mut rate_limited_retries: u32 = 0;
+    let mut rate_limited: Option<String> = None;
     loop {
         tokio::select! {
             event = handle.next_event() => {
                 let Some(event) = event else { break };
-                if crossed.is_some() {
+                if crossed.is_some() || rate_limited.is_some() {
                     continue;
+                }
+                if let AgentEvent::Retry { rate_limited: true, message, .. } = &event {
+                    rate_limited_retries = rate_limited_retries.saturating_add(1);
+                    if enforce
+                        .give_up_after_rate_limited_retries
+                        .is_some_and(|n| rate_limited_retries >= n)
+                    {
+                        rate_limited = Some(message.clone());
+                        run_canceller.cancel();
+                        continue;
+                    }
                 }
                 crossed = match &event {
                     AgentEvent::UsageUpdate { usage } => {
@@ -104,6 +124,7 @@ pub async fn run_agent(
         cycle,
         result,
         stop,
+        rate_limited,
     }
 }
 

@@ -5,6 +5,7 @@ mod harness;
 mod rate_limit;
 mod review;
 mod run;
+mod stderr_events;
 mod stream_cancel;
 mod tap;
 mod task;

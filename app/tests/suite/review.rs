@@ -31,6 +31,7 @@ case "$prompt" in
   *"could not be read"*) cat "$REPLIES/second.jsonl" ;;
   *) cat "$REPLIES/first.jsonl" ;;
 esac
+if [ -f "$REPLIES/hang" ]; then exec sleep 60; fi
 if [ -f "$REPLIES/stderr.txt" ]; then cat "$REPLIES/stderr.txt" >&2; exit 1; fi
 "#;
 
@@ -300,6 +301,52 @@ async fn a_rate_limit_skips_the_agent_and_keeps_the_rule_findings() {
     assert_eq!(exit_code(&outcome, FailOn::default(), false), 0);
     assert_eq!(exit_code(&outcome, FailOn::default(), true), 1);
     assert!(!f.root.join("review-tree").exists());
+}
+
+/// A CLI that retries a rate limit without end (gemini 0.61) is stopped at its second
+/// rate-limited retry and the review skipped, not left to run until its timeout.
+#[tokio::test]
+async fn a_cli_retrying_a_rate_limit_is_stopped_and_the_review_skipped() {
+    let f = fixture();
+    let retry =
+        r#"{"type":"retry","rate_limited":true,"message":"Attempt 1 failed with status 429"}"#;
+    let blip =
+        r#"{"type":"retry","rate_limited":false,"message":"Attempt 1 failed with 5xx error"}"#;
+    write(&f, "first.jsonl", &format!("{blip}\n{retry}\n{retry}\n"));
+    write(&f, "hang", "");
+    let outcome = review(&f, "HEAD~1").await.unwrap();
+    assert_eq!(
+        outcome.status,
+        ReviewStatus::Skipped,
+        "{:?}",
+        outcome.notices
+    );
+    assert!(
+        outcome
+            .notices
+            .iter()
+            .any(|n| n.contains("forge stopped it") && n.contains("429")),
+        "{:?}",
+        outcome.notices
+    );
+    assert_eq!(outcome.findings.len(), 1, "the rule finding is kept");
+    assert_eq!(exit_code(&outcome, FailOn::default(), false), 0);
+}
+
+/// One rate-limited retry is a blip the CLI may ride out: the review goes on.
+#[tokio::test]
+async fn one_rate_limited_retry_does_not_skip_the_review() {
+    let f = fixture();
+    let retry =
+        r#"{"type":"retry","rate_limited":true,"message":"Attempt 1 failed with status 429"}"#;
+    write(&f, "first.jsonl", &format!("{retry}\n{}", reply(GOOD)));
+    let outcome = review(&f, "HEAD~1").await.unwrap();
+    assert_eq!(
+        outcome.status,
+        ReviewStatus::Completed,
+        "{:?}",
+        outcome.notices
+    );
 }
 
 #[tokio::test]

@@ -18,4 +18,6 @@ pub mod sarif;
 pub use answer::{AnswerError, ParsedAnswer, Rejected, parse_answer};
 pub use diff::{DiffChange, DiffFile, Hunk, Placement, parse_patch, place};
 pub use finding::{FindingSource, ReviewFinding, ReviewSeverity, dedupe};
-pub use outcome::{FailOn, ReviewOutcome, ReviewStatus, exit_code};
+pub use outcome::{
+    FailOn, RATE_LIMITED_RETRIES_BEFORE_SKIP, ReviewOutcome, ReviewStatus, exit_code,
+};

@@ -9,6 +9,12 @@ use super::diff::Placement;
 use super::finding::{ReviewFinding, ReviewSeverity};
 use crate::usage::Usage;
 
+/// A review gives up on the agent once its CLI has announced this many retries of a
+/// rate-limited model call: the first retry may be a blip the CLI rides out, the second says
+/// the limit holds, and a review in CI would rather be skipped at once than wait on it (some
+/// CLIs retry a limit that never lifts for as long as they are let run).
+pub const RATE_LIMITED_RETRIES_BEFORE_SKIP: u32 = 2;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReviewStatus {

@@ -10,13 +10,12 @@
 //!
 //! The user's checkout is checked untouched afterwards (branch, status, work trees).
 //!
-//! `rate_limit` runs with claude and codex only. Gemini 0.61 does not give up on a limit that
-//! never lifts: on a plain HTTP 429 (with `general.maxAttempts = 2`) it retries, falls back
-//! from the pro to the flash model and retries there, still going after 150 s; on the free
-//! tier's `limit: 0` quota error (its `TerminalQuotaError`) it re-sends to the fallback model
-//! in a tight loop (3 600 requests in two minutes). Neither ends with a report forge could
-//! read; the domain's `limit_hit` reads gemini's `[API Error: …]` texts (RESOURCE_EXHAUSTED,
-//! quota, 429) once it does.
+//! `rate_limit` with gemini: gemini 0.61 does not give up on a limit that never lifts (on a
+//! plain HTTP 429 it retries, falls back from the pro to the flash model and retries there,
+//! for as long as it is let run). Its stderr announces each retry (`Attempt N failed with
+//! status 429…`), which forge reads as rate-limited retries: at the second one the review
+//! stops the agent and is skipped. gemini runs here with its default retry settings, as a
+//! user's would.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -34,7 +33,6 @@ use super::{Ctx, say};
 
 const KEY: &str = "AKIAZ7Q4R2W9X3YT5PLM";
 const TIMEOUT_SECS: u64 = 150;
-const GEMINI_MAX_ATTEMPTS: u32 = 2;
 
 const DB_BEFORE: &str = "import sqlite3\n\n\ndef find(cur, name):\n    # Look the user up.\n    cur.execute(\"SELECT * FROM users WHERE name = ?\", (name,))\n    return cur.fetchone()\n\n\ndef close(cur):\n    cur.close()\n    return None\n";
 
@@ -49,10 +47,6 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
     let mut queue = Vec::new();
     for &case in CASES.iter().filter(|c| ctx.scenarios.contains(c)) {
         for &provider in &ctx.providers {
-            if case == "rate_limit" && provider == "gemini" {
-                // See the module doc: gemini 0.61 never gives up on a persistent limit.
-                continue;
-            }
             queue.push((case, provider));
         }
     }
@@ -149,13 +143,11 @@ fn run_case(
     let repo = dir.join("repo");
     make_repo(&repo)?;
     let user_home = if provider == "gemini" {
-        // Gemini's own retries (ten, backing off to 30 s) bounded by the user's setting,
-        // which the run's private home copies.
+        // The API-key sign-in, which the run's private home copies.
         let home = dir.join("user-home");
         std::fs::create_dir_all(home.join(".gemini"))?;
         let settings = serde_json::json!({
             "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "general": {"maxAttempts": GEMINI_MAX_ATTEMPTS},
         });
         std::fs::write(home.join(".gemini/settings.json"), settings.to_string())?;
         offline.copy_user_auth = true;

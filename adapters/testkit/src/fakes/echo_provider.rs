@@ -5,7 +5,9 @@
 //! `{"type":"session","id":"s1"}`, `{"type":"text","text":"hi"}`,
 //! `{"type":"tool","id":"t1","name":"Bash","input":{}}`,
 //! `{"type":"tool_result","id":"t1","output":"ok","is_error":false}`,
+//! `{"type":"retry","rate_limited":true,"message":"429"}`,
 //! `{"type":"result","ok":true,"text":"done"}` (optionally with `"cost_usd":0.1`).
+//! On stderr, `retry: <message>` is a retry (rate limited when the message says 429).
 
 use std::sync::Arc;
 
@@ -212,6 +214,17 @@ impl Decoder for EchoDecoder {
                     .unwrap_or(false),
                 exit_code: None,
             },
+            "retry" => AgentEvent::Retry {
+                attempt: None,
+                max_attempts: None,
+                delay_ms: None,
+                http_status: None,
+                rate_limited: value
+                    .get("rate_limited")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                message: str_field(&value, "message"),
+            },
             "result" => {
                 let ok = value.get("ok").and_then(Value::as_bool).unwrap_or(false);
                 let text = str_field(&value, "text");
@@ -242,6 +255,20 @@ impl Decoder for EchoDecoder {
         };
         self.emit(ev, out);
         Ok(LineShape::Json)
+    }
+
+    fn decode_stderr_line(&mut self, line: &str, out: &mut Vec<AgentEvent>) {
+        if let Some(message) = line.strip_prefix("retry: ") {
+            let event = AgentEvent::Retry {
+                attempt: None,
+                max_attempts: None,
+                delay_ms: None,
+                http_status: None,
+                rate_limited: message.contains("429"),
+                message: message.to_owned(),
+            };
+            self.emit(event, out);
+        }
     }
 
     fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {

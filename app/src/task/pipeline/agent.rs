@@ -53,6 +53,7 @@ impl Task<'_> {
                 .model
                 .clone()
                 .or_else(|| self.provider.settings().model.clone()),
+            give_up_after_rate_limited_retries: None,
         };
         let fresh = kind != CycleKind::Main && !can_resume;
         run_agent(
