@@ -15,6 +15,7 @@ use forge_domain::review::outcome::PlacedFinding;
 use forge_domain::review::{
     ReviewFinding, ReviewOutcome, ReviewStatus, dedupe, diff::changed_files, parse_patch, place,
 };
+use forge_domain::task::review::secrets::secret_values;
 use forge_domain::task::review::{ReviewLimits, review as rule_review};
 use forge_domain::{ExecutionRequest, ForgeError, Redactor, Usage};
 use forge_ports::Vcs;
@@ -120,6 +121,16 @@ impl Reviewer {
             runs: Vec::new(),
             chunks: 0,
         };
+        // The values the secret rules found are masked wherever they show up again (the
+        // agent quoting the line), not only the token shapes the redactor knows.
+        let redactor = self.ports.redactor.clone().with_secrets(
+            files
+                .iter()
+                .flat_map(|f| &f.added_lines)
+                .flat_map(|l| secret_values(&l.text))
+                .map(str::to_owned)
+                .collect::<Vec<_>>(),
+        );
         let mut found: Vec<ReviewFinding> = rules.findings.iter().map(Into::into).collect();
         if files.is_empty() {
             outcome
@@ -128,7 +139,7 @@ impl Reviewer {
         } else {
             vcs.add_detached_worktree(&req.repo, &req.tree, &head)
                 .await?;
-            let asked = ask::ask(&self.agent, &self.ports.redactor, &req, &files, cancel).await;
+            let asked = ask::ask(&self.agent, &redactor, &req, &files, cancel).await;
             // The tree goes whatever the agent did (answer, error, cancel).
             if let Err(e) = vcs.remove_worktree(&req.repo, &req.tree).await {
                 outcome
@@ -144,7 +155,7 @@ impl Reviewer {
                 PlacedFinding { finding, placement }
             })
             .collect();
-        Ok(redact::outcome(&self.ports.redactor, outcome))
+        Ok(redact::outcome(&redactor, outcome))
     }
 
     async fn commit(

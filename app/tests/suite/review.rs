@@ -303,6 +303,49 @@ async fn a_rate_limit_skips_the_agent_and_keeps_the_rule_findings() {
     assert!(!f.root.join("review-tree").exists());
 }
 
+/// A secret of no known token shape, found by the assigned-value rule: neither the agent's
+/// prompt nor the outcome (where the agent quotes it) shows it.
+#[tokio::test]
+async fn a_secret_the_rules_found_is_masked_where_the_agent_repeats_it() {
+    let f = fixture();
+    let secret = "h7Gk2Lq9Xz4Vb1Nm";
+    std::fs::write(
+        f.repo.join("app/settings.py"),
+        format!("DB_PASSWORD = \"{secret}\"\n"),
+    )
+    .unwrap();
+    git(&f.repo, &["add", "-A"]);
+    git(&f.repo, &["commit", "-q", "-m", "settings"]);
+    let answer = format!(
+        "```json\n{}\n```",
+        serde_json::json!({"findings": [{"path": "app/settings.py", "line": 1,
+            "severity": "high", "title": format!("hard-coded password {secret}"),
+            "body": format!("`DB_PASSWORD = \"{secret}\"` must come from the environment"),
+            "suggestion": "DB_PASSWORD = os.environ[\"DB_PASSWORD\"]"}]})
+    );
+    write(&f, "first.jsonl", &reply(&answer));
+    let outcome = review(&f, "HEAD~1").await.unwrap();
+    assert_eq!(
+        outcome.status,
+        ReviewStatus::Completed,
+        "{:?}",
+        outcome.notices
+    );
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|p| p.finding.rule.as_deref() == Some("secret.assigned_value")),
+        "{:?}",
+        outcome.findings
+    );
+    let text = serde_json::to_string(&outcome).unwrap();
+    assert!(!text.contains(secret), "{text}");
+    assert!(text.contains("[REDACTED]"), "{text}");
+    let prompts = std::fs::read_to_string(f.root.join("agent.log.prompts")).unwrap();
+    assert!(!prompts.contains(secret));
+}
+
 /// A CLI that retries a rate limit without end (gemini 0.61) is stopped at its second
 /// rate-limited retry and the review skipped, not left to run until its timeout.
 #[tokio::test]

@@ -32,7 +32,7 @@ pub fn check_line(path: &str, line: &AddedLine, out: &mut Vec<Finding>) {
     let at = Some(line.line);
     if let Some((rule, what)) = token(text) {
         out.push(finding(rule, path, at, format!("{what} in an added line")));
-    } else if let Some(name) = assigned_secret(text) {
+    } else if let Some((name, _)) = assigned_secret(text) {
         out.push(finding(
             rule::ASSIGNED_SECRET,
             path,
@@ -42,6 +42,16 @@ pub fn check_line(path: &str, line: &AddedLine, out: &mut Vec<Finding>) {
             ),
         ));
     }
+}
+
+/// The literal values the assigned-value rule fires on in an added line, so that a caller
+/// showing other text about the change (an agent's review quoting the line) can mask them
+/// as well; token shapes (`AKIA…`, `ghp_…`, `sk-…`) the [`crate::Redactor`] masks itself.
+pub fn secret_values(text: &str) -> Vec<&str> {
+    assigned_secret(text)
+        .map(|(_, value)| value)
+        .into_iter()
+        .collect()
 }
 
 /// `.npmrc`, `.pypirc` and friends with a literal token in an added line.
@@ -167,8 +177,8 @@ fn aws_key(text: &str) -> bool {
 }
 
 /// `NAME = "value"`, `NAME: value`, `"name": "value"`, `NAME := value` where NAME's last word
-/// is a secret word and the value is a random-looking literal. Returns the name.
-fn assigned_secret(text: &str) -> Option<&str> {
+/// is a secret word and the value is a random-looking literal. Returns the name and the value.
+fn assigned_secret(text: &str) -> Option<(&str, &str)> {
     let bytes = text.as_bytes();
     for (i, &b) in bytes.iter().enumerate() {
         if b != b'=' && b != b':' {
@@ -189,8 +199,8 @@ fn assigned_secret(text: &str) -> Option<&str> {
             continue;
         }
         let after = text[i + 1..].trim_start_matches('=').trim_start();
-        if literal(after).is_some_and(is_secret_value) {
-            return Some(name);
+        if let Some(value) = literal(after).filter(|v| is_secret_value(v)) {
+            return Some((name, value));
         }
     }
     None
@@ -255,7 +265,24 @@ fn is_secret_value(value: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::secret_values;
     use crate::task::review::tests::{check_line, file, rules};
+
+    #[test]
+    fn the_values_the_assigned_value_rule_fires_on() {
+        for (text, expected) in [
+            ("API_KEY = \"q8Zr2LmX0vKpW3sT\"", &["q8Zr2LmX0vKpW3sT"][..]),
+            ("  clientSecret: 'Zx8Qw2Lm4Np6Rt0V',", &["Zx8Qw2Lm4Np6Rt0V"]),
+            ("DB_PASSWORD=h7Gk2Lq9Xz4Vb1Nm", &["h7Gk2Lq9Xz4Vb1Nm"]),
+            // Look-alikes: a placeholder, an environment lookup, a word, a non-secret name.
+            ("API_KEY = \"changeme\"", &[]),
+            ("API_KEY = os.environ[\"API_KEY\"]", &[]),
+            ("PASSWORD = \"password\"", &[]),
+            ("build_id = \"q8Zr2LmX0vKpW3sT\"", &[]),
+        ] {
+            assert_eq!(secret_values(text), expected, "{text}");
+        }
+    }
 
     #[test]
     fn secret_line_rules() {
