@@ -4,17 +4,13 @@
 //! and paths filtered.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use forge_adapter_fs::{FsArtifactStore, FsWorkspace};
-use forge_adapter_process::TokioProcessRunner;
-use forge_adapter_telemetry::{NoopLogger, NoopMetrics, SystemClock, UuidV7Ids};
-use forge_app::{CodeAgent, Runtime};
+use forge_app::CodeAgent;
 use forge_domain::{ExecutionResult, ExecutionStatus, ForgeError, Redactor};
 use forge_ports::{KillLadder, ProviderSettings};
 
-use super::harness::registry;
+use super::harness::{real_runtime, registry};
 
 const SCRIPT: &str = concat!(
     r#"{"type":"session","id":"s-1"}"#,
@@ -95,16 +91,7 @@ const CASES: &[Case] = &[
 ];
 
 fn agent(workdir: &Path, script: &Path, case: &Case) -> CodeAgent {
-    let runtime = Runtime {
-        runner: Arc::new(TokioProcessRunner::new()),
-        workspace: Arc::new(FsWorkspace::new()),
-        artifacts: Arc::new(FsArtifactStore::new(Redactor::new())),
-        vcs: None,
-        logger: Arc::new(NoopLogger),
-        metrics: Arc::new(NoopMetrics),
-        clock: Arc::new(SystemClock::new()),
-        ids: Arc::new(UuidV7Ids::new()),
-    };
+    let runtime = real_runtime();
     let mut env: std::collections::BTreeMap<String, String> = case
         .env
         .iter()

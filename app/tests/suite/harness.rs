@@ -77,3 +77,19 @@ pub fn request(h: &Harness, prompt: &str) -> ExecutionRequest {
 pub const SESSION: &str = r#"{"type":"session","id":"s-1"}"#;
 pub const TEXT: &str = r#"{"type":"text","text":"hello"}"#;
 pub const OK: &str = r#"{"type":"result","ok":true,"text":"all done"}"#;
+
+/// A runtime over the REAL process runner, file system and clock (no VCS, no telemetry).
+pub fn real_runtime() -> Runtime {
+    use forge_adapter_fs::{FsArtifactStore, FsWorkspace};
+    use forge_adapter_telemetry::{NoopLogger, NoopMetrics, SystemClock, UuidV7Ids};
+    Runtime {
+        runner: Arc::new(forge_adapter_process::TokioProcessRunner::new()),
+        workspace: Arc::new(FsWorkspace::new()),
+        artifacts: Arc::new(FsArtifactStore::new(forge_domain::Redactor::new())),
+        vcs: None,
+        logger: Arc::new(NoopLogger),
+        metrics: Arc::new(NoopMetrics),
+        clock: Arc::new(SystemClock::new()),
+        ids: Arc::new(UuidV7Ids::new()),
+    }
+}

@@ -2,17 +2,13 @@
 //! after the run: through the REAL process runner, a retry printed on stderr reaches the
 //! stream before the CLI's answer, and a retry printed last still makes it into the result.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use forge_adapter_fs::{FsArtifactStore, FsWorkspace};
-use forge_adapter_process::TokioProcessRunner;
-use forge_adapter_telemetry::{NoopLogger, NoopMetrics, SystemClock, UuidV7Ids};
-use forge_app::{CodeAgent, Runtime};
-use forge_domain::{AgentEvent, Redactor};
+use forge_app::CodeAgent;
+use forge_domain::AgentEvent;
 use forge_ports::ProviderSettings;
 
-use super::harness::registry;
+use super::harness::{real_runtime, registry};
 
 /// A retry on stderr, a pause, the answer on stdout, and one more stderr line at the end.
 const AGENT: &str = r#"#!/bin/sh
@@ -29,16 +25,7 @@ fn agent(dir: &std::path::Path) -> CodeAgent {
     let script = dir.join("agent.sh");
     std::fs::write(&script, AGENT).unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let runtime = Runtime {
-        runner: Arc::new(TokioProcessRunner::new()),
-        workspace: Arc::new(FsWorkspace::new()),
-        artifacts: Arc::new(FsArtifactStore::new(Redactor::new())),
-        vcs: None,
-        logger: Arc::new(NoopLogger),
-        metrics: Arc::new(NoopMetrics),
-        clock: Arc::new(SystemClock::new()),
-        ids: Arc::new(UuidV7Ids::new()),
-    };
+    let runtime = real_runtime();
     let settings = ProviderSettings {
         binary: Some(script),
         ..ProviderSettings::default()
