@@ -91,6 +91,20 @@ pub trait ArtifactStore: Send + Sync {
         workdir: &Path,
         session_id: &SessionId,
     ) -> Result<Option<RunRecord>, ForgeError>;
+
+    /// Moves the bundles of `run_ids` out of `workdir` into `dest` (as `dest/<run_id>`)
+    /// before `workdir` goes away (a review's work tree); a run without a bundle there is
+    /// skipped. Returns where the moved bundles are now.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when a bundle cannot be moved; [`ForgeError::InvalidRequest`]
+    /// for an id that cannot name a directory.
+    async fn keep_runs(
+        &self,
+        workdir: &Path,
+        run_ids: &[RunId],
+        dest: &Path,
+    ) -> Result<Vec<PathBuf>, ForgeError>;
 }
 
 /// The bundle of one run, open for writing.

@@ -123,6 +123,63 @@ impl ArtifactStore for FsArtifactStore {
         })
         .await
     }
+
+    async fn keep_runs(
+        &self,
+        workdir: &Path,
+        run_ids: &[RunId],
+        dest: &Path,
+    ) -> Result<Vec<PathBuf>, ForgeError> {
+        let moves = run_ids
+            .iter()
+            .map(|id| Ok((run_dir(workdir, id)?, dest.join(id.as_str()))))
+            .collect::<Result<Vec<_>, ForgeError>>()?;
+        let dest = dest.to_path_buf();
+        run_blocking("keeping run bundles", move || {
+            let mut kept = Vec::new();
+            for (from, to) in moves.into_iter().filter(|(from, _)| from.is_dir()) {
+                std::fs::create_dir_all(&dest)
+                    .map_err(|e| ForgeError::io(format!("creating {}", dest.display()), e))?;
+                move_dir(&from, &to)?;
+                kept.push(to);
+            }
+            Ok(kept)
+        })
+        .await
+    }
+}
+
+/// Moves `src` to `dest`: a rename, or across file systems a copy then a removal.
+fn move_dir(src: &Path, dest: &Path) -> Result<(), ForgeError> {
+    let io = |what: &str, path: &Path, e: std::io::Error| {
+        ForgeError::io(format!("{what} {}", path.display()), e)
+    };
+    match std::fs::rename(src, dest) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() != ErrorKind::CrossesDevices => return Err(io("moving", src, e)),
+        Err(_) => {}
+    }
+    copy_dir(src, dest)?;
+    std::fs::remove_dir_all(src).map_err(|e| io("removing", src, e))
+}
+
+fn copy_dir(src: &Path, dest: &Path) -> Result<(), ForgeError> {
+    std::fs::create_dir_all(dest)
+        .map_err(|e| ForgeError::io(format!("creating {}", dest.display()), e))?;
+    let entries = std::fs::read_dir(src)
+        .map_err(|e| ForgeError::io(format!("listing {}", src.display()), e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| ForgeError::io(format!("listing {}", src.display()), e))?;
+        let from = entry.path();
+        let to = dest.join(entry.file_name());
+        if from.is_dir() {
+            copy_dir(&from, &to)?;
+        } else {
+            std::fs::copy(&from, &to)
+                .map_err(|e| ForgeError::io(format!("copying {}", from.display()), e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Creates the bundle directory and every file but `result.json`, so the bundle is

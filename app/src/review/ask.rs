@@ -43,6 +43,14 @@ impl Asked {
         self.findings
     }
 
+    /// The agent runs, follow-ups included.
+    pub fn run_ids(&self) -> Vec<forge_domain::RunId> {
+        self.runs
+            .iter()
+            .filter_map(|id| forge_domain::RunId::new(id.as_str()).ok())
+            .collect()
+    }
+
     /// A worse status wins: skipped over error over partial.
     fn mark(&mut self, status: ReviewStatus, notice: String) {
         let rank = |s: Option<ReviewStatus>| match s {

@@ -45,6 +45,9 @@ pub struct ReviewRequest {
     pub template: ExecutionRequest,
     /// Where the head's work tree is made (outside the user's checkout); removed after.
     pub tree: PathBuf,
+    /// Where the agent's run bundles are kept (`<runs_dir>/<run_id>`), moved out of the
+    /// work tree before it is removed; `None`: they go with it.
+    pub runs_dir: Option<PathBuf>,
     /// The agent runs stop when their cost reaches this.
     pub max_cost_usd: Option<f64>,
     pub prompt_budget_chars: usize,
@@ -140,6 +143,15 @@ impl Reviewer {
             vcs.add_detached_worktree(&req.repo, &req.tree, &head)
                 .await?;
             let asked = ask::ask(&self.agent, &redactor, &req, &files, cancel).await;
+            if let (Some(dest), Ok(asked)) = (&req.runs_dir, &asked) {
+                let artifacts = &self.agent.runtime().artifacts;
+                if let Err(e) = artifacts.keep_runs(&req.tree, &asked.run_ids(), dest).await {
+                    outcome.notices.push(format!(
+                        "the agent's run bundles could not be kept in {}: {e}",
+                        dest.display()
+                    ));
+                }
+            }
             // The tree goes whatever the agent did (answer, error, cancel).
             if let Err(e) = vcs.remove_worktree(&req.repo, &req.tree).await {
                 outcome

@@ -166,6 +166,7 @@ fn request(f: &Fixture, base: &str) -> ReviewRequest {
         head: "HEAD".to_owned(),
         template: forge_domain::ExecutionRequest::new(provider, "", &f.repo),
         tree: f.root.join("review-tree"),
+        runs_dir: Some(f.root.join("reviews/runs")),
         max_cost_usd: None,
         prompt_budget_chars: 60_000,
         limits: ReviewLimits::default(),
@@ -229,6 +230,14 @@ async fn rule_and_agent_findings_placed_in_the_diff_and_the_key_never_shown() {
     let dirs = agent_dirs(&f);
     assert_eq!(dirs, vec![f.root.join("review-tree").display().to_string()]);
     assert!(!f.root.join("review-tree").exists());
+    // Its run's bundle was kept out of the tree, under the run's id.
+    assert_eq!(outcome.runs.len(), 1);
+    let bundle = f.root.join("reviews/runs").join(&outcome.runs[0]);
+    assert!(
+        bundle.join("events.jsonl").is_file(),
+        "{}",
+        bundle.display()
+    );
     // ... and was not shown the key either.
     let prompts = std::fs::read_to_string(f.root.join("agent.log.prompts")).unwrap();
     assert!(prompts.contains("SELECT * FROM users WHERE name = '"));

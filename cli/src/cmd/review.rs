@@ -137,6 +137,7 @@ pub async fn run(args: ReviewArgs) -> Result<u8, Failure> {
         head: args.head.clone(),
         template,
         tree: scratch_tree(),
+        runs_dir: Some(out_dir.join("runs")),
         max_cost_usd: args.max_cost_usd,
         prompt_budget_chars: args.prompt_budget,
         limits: ReviewLimits::default(),

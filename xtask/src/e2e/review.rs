@@ -208,7 +208,23 @@ fn run_case(
         "the four files are written",
         files.iter().all(|t| !t.is_empty()),
     );
-    let everything = format!("{stdout}{stderr}{}", files.concat());
+    // The agent's runs: their bundles kept under `--out`/runs (the work tree is gone).
+    let bundles: Vec<PathBuf> = report["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|id| out.join("runs").join(id).join("events.jsonl"))
+        .collect();
+    expect(
+        "the agent's run bundles are kept",
+        !bundles.is_empty() && bundles.iter().all(|b| b.is_file()),
+    );
+    let events: String = bundles
+        .iter()
+        .map(|b| std::fs::read_to_string(b).unwrap_or_default())
+        .collect();
+    let everything = format!("{stdout}{stderr}{}{events}", files.concat());
     expect("the key is printed nowhere", !everything.contains(KEY));
     let findings = report["findings"].as_array().cloned().unwrap_or_default();
     let key_rule = findings.iter().any(|x| {

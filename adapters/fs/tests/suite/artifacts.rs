@@ -229,3 +229,36 @@ async fn bad_run_ids_and_duplicates_are_refused() {
         Err(ForgeError::InvalidRequest { .. })
     ));
 }
+
+/// A bundle moved out of a work tree that is about to go: whole, under its id; a run with no
+/// bundle there is skipped; an id that would name another directory is refused.
+#[tokio::test]
+async fn kept_runs_move_out_whole_and_missing_ones_are_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let rec = record(&tree, "r-1", now_ms());
+    let store = store();
+    let run = store.create_run(&rec, &request(&tree)).await.unwrap();
+    let before = file_list(run.dir());
+    drop(run);
+    let dest = tmp.path().join("reviews/runs");
+    let kept = store
+        .keep_runs(
+            &tree,
+            &[rec.run_id.clone(), RunId::new("never-ran").unwrap()],
+            &dest,
+        )
+        .await
+        .unwrap();
+    assert_eq!(kept, vec![dest.join("r-1")]);
+    assert_eq!(file_list(&dest.join("r-1")), before);
+    assert!(!tree.join(".forgecode/runs/r-1").exists());
+    let refused = store
+        .keep_runs(&tree, &[RunId::new("..").unwrap()], &dest)
+        .await;
+    assert!(
+        matches!(refused, Err(ForgeError::InvalidRequest { .. })),
+        "{refused:?}"
+    );
+}

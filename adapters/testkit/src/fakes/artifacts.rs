@@ -153,6 +153,24 @@ impl ArtifactStore for MemoryArtifactStore {
             .map(|s| s.record)
             .find(|r| r.session_id.as_ref() == Some(session_id)))
     }
+
+    /// The runs stay where they are in memory; their new places are reported.
+    async fn keep_runs(
+        &self,
+        _workdir: &Path,
+        run_ids: &[RunId],
+        dest: &Path,
+    ) -> Result<Vec<PathBuf>, ForgeError> {
+        let runs = self
+            .runs
+            .lock()
+            .map_err(|e| ForgeError::io("memory store", e))?;
+        Ok(run_ids
+            .iter()
+            .filter(|id| runs.contains_key(*id))
+            .map(|id| dest.join(id.as_str()))
+            .collect())
+    }
 }
 
 #[async_trait]
