@@ -138,6 +138,7 @@ fn request(repo: &Path, validation: ValidationConfig, limits: TaskLimits) -> Tas
     let mut spec = TaskSpec::new("Write the answer to answer.txt");
     spec.limits = limits;
     TaskRequest {
+        task_id: None,
         spec,
         repo: repo.display().to_string(),
         run_template: forge_domain::ExecutionRequest::new(provider.clone(), "", repo),
