@@ -160,8 +160,19 @@ impl Setup {
     }
 
     fn worker(&self, name: &str, extra_env: &[(&str, &str)], lease_ms: &str) -> Worker {
+        self.worker_on(&self.queue, name, extra_env, lease_ms)
+    }
+
+    /// A worker on the queue at `queue` (another way to the same database).
+    fn worker_on(
+        &self,
+        queue: &str,
+        name: &str,
+        extra_env: &[(&str, &str)],
+        lease_ms: &str,
+    ) -> Worker {
         let mut cmd = self.forge(name);
-        cmd.args(["worker", "--queue", &self.queue, "--name", name])
+        cmd.args(["worker", "--queue", queue, "--name", name])
             .args(["--lease-ms", lease_ms, "--drain-secs", "5"])
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -593,4 +604,56 @@ fn a_push_that_cannot_happen_is_an_error_saying_why() {
     assert_eq!(delivery["pushed"], false, "{report}");
     assert!(delivery["commit"].is_string(), "{report}");
     assert!(task_branches(&setup).is_empty());
+}
+
+/// `postgres://user@host:port/db` → (`host:port`, the URL with that part replaced by `via`).
+fn through(url: &str, via: &str) -> (String, String) {
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let (user, rest) = rest.split_once('@').unwrap();
+    let (host, db) = rest.split_once('/').unwrap();
+    let host = if host.contains(':') {
+        host.to_owned()
+    } else {
+        format!("{host}:5432")
+    };
+    (host, format!("{scheme}://{user}@{via}/{db}"))
+}
+
+/// PostgreSQL going away mid-run (every connection cut, new ones refused) and coming back:
+/// the workers reconnect, their running tasks record their results, each task finishes
+/// once and is pushed once. The database is reached through a loopback forwarder the test
+/// stops and starts; the machine's server is never touched.
+#[test]
+fn postgres_going_away_mid_run_loses_nothing_and_runs_nothing_twice() {
+    let setup = Setup::new(true);
+    let (server, _) = through(&setup.queue, "x");
+    let mut proxy = forge_testkit::tcp_proxy::TcpProxy::start(&server);
+    let (_, via_proxy) = through(&setup.queue, &format!("127.0.0.1:{}", proxy.port()));
+    let ids: Vec<String> = (0..4).map(|n| setup.submit(&format!("task {n}"))).collect();
+    // Each agent takes a few seconds, so tasks are running when the database goes.
+    let slow = [("FAKE_DELAY_MS", "800")];
+    let workers = [
+        setup.worker_on(&via_proxy, "w1", &slow, "30000"),
+        setup.worker_on(&via_proxy, "w2", &slow, "30000"),
+    ];
+    assert!(wait_for(LIMIT, || ids
+        .iter()
+        .any(|id| state(&setup.status(id)) == "running")));
+    proxy.stop();
+    // The outage: long enough for heartbeats, claims and results to fail and back off.
+    std::thread::sleep(Duration::from_secs(3));
+    proxy.resume();
+    assert!(
+        wait_for(LIMIT, || ids.iter().all(|id| is_final(&setup.status(id)))),
+        "not every task finished after the database came back"
+    );
+    for id in &ids {
+        let status = setup.status(id);
+        assert_eq!(state(&status), "succeeded", "{status}");
+        assert_eq!(status["attempts"], 1, "{status}");
+        assert_delivered_once(&setup, id, BUILT_IN);
+    }
+    for worker in workers {
+        assert_eq!(worker.stop(), Some(0));
+    }
 }
