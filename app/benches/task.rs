@@ -132,6 +132,7 @@ fn main() {
         assert!(scratch.join("answer.txt").is_file(), "{result:?}");
 
         let request = TaskRequest {
+            task_id: None,
             spec: TaskSpec::new("Write the answer"),
             repo: repo.display().to_string(),
             run_template: ExecutionRequest::new(provider.clone(), "", &repo),

@@ -149,6 +149,31 @@ pub struct QueueEvent {
     pub data: serde_json::Value,
 }
 
+/// A queued task's delivery: the branch and commit a worker pushed. The queue keeps one
+/// per task (a unique key): whichever worker records first stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueDelivery {
+    pub task_id: TaskId,
+    pub branch: String,
+    pub commit: String,
+    pub worker: String,
+    /// When it was recorded (Unix ms, the queue's clock); ignored when recording.
+    #[serde(default)]
+    pub at_ms: u64,
+}
+
+/// The delivery a task report (`task run --json`'s object) says was pushed: its branch and
+/// commit, when `delivery.pushed` is true.
+pub fn pushed_delivery(report: &serde_json::Value) -> Option<(String, String)> {
+    let delivery = report.get("delivery")?;
+    if delivery.get("pushed")?.as_bool() != Some(true) {
+        return None;
+    }
+    let branch = delivery.get("branch")?.as_str()?.to_owned();
+    let commit = delivery.get("commit")?.as_str()?.to_owned();
+    Some((branch, commit))
+}
+
 /// The message a task declared dead carries.
 pub fn dead_error(attempts: u32, worker: Option<&str>) -> String {
     format!(
@@ -191,6 +216,30 @@ mod tests {
             .filter(|s| !s.is_final())
             .collect();
         assert_eq!(open, [QueueState::Queued, QueueState::Running]);
+    }
+
+    #[test]
+    fn pushed_deliveries_are_read_from_reports() {
+        let check = |report: serde_json::Value, expected: Option<(&str, &str)>| {
+            let expected = expected.map(|(b, c)| (b.to_owned(), c.to_owned()));
+            assert_eq!(pushed_delivery(&report), expected, "{report}");
+        };
+        let pushed = serde_json::json!({"delivery": {"branch": "forge/q-1", "commit": "abc", "pushed": true}});
+        check(pushed, Some(("forge/q-1", "abc")));
+        // Look-alikes: committed but not pushed, no commit, no delivery, pushed as text.
+        check(
+            serde_json::json!({"delivery": {"branch": "forge/q-1", "commit": "abc", "pushed": false}}),
+            None,
+        );
+        check(
+            serde_json::json!({"delivery": {"branch": "forge/q-1", "commit": null, "pushed": true}}),
+            None,
+        );
+        check(serde_json::json!({"delivery": null}), None);
+        check(
+            serde_json::json!({"delivery": {"branch": "b", "commit": "c", "pushed": "true"}}),
+            None,
+        );
     }
 
     #[test]

@@ -47,5 +47,7 @@ pub use store::{DecideOutcome, TaskStore};
 pub use tool_host::{
     McpEndpoint, RegisteredTool, ToolContext, ToolHandler, ToolHost, ToolRun, ToolServer,
 };
-pub use vcs::{AddedLines, CommitAuthor, PathChange, PathChangeKind, Vcs, WorktreeInfo};
+pub use vcs::{
+    AddedLines, CommitAuthor, PathChange, PathChangeKind, RemoteCommit, Vcs, WorktreeInfo,
+};
 pub use workspace::Workspace;

@@ -8,7 +8,9 @@
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
-use forge_domain::queue::{Finish, Heartbeat, QueueEvent, QueueSubmission, QueuedTask};
+use forge_domain::queue::{
+    Finish, Heartbeat, QueueDelivery, QueueEvent, QueueSubmission, QueuedTask,
+};
 use forge_domain::task::TaskId;
 
 #[async_trait]
@@ -91,6 +93,15 @@ pub trait TaskQueue: Send + Sync {
     /// # Errors
     /// [`ForgeError::Io`] when the queue cannot be reached or read.
     async fn events(&self, id: &TaskId, after: u64) -> Result<Vec<QueueEvent>, ForgeError>;
+
+    /// Records the task's delivery once: the first record of a task stands (a unique key on
+    /// the task), a later one changes nothing. Returns the record that stands, so a caller
+    /// whose commit differs knows another delivery came first.
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] when there is no such task; [`ForgeError::Io`] when
+    /// the queue cannot be reached or written.
+    async fn record_delivery(&self, delivery: &QueueDelivery) -> Result<QueueDelivery, ForgeError>;
 
     /// Waits until work may be there (a task was submitted or handed back) or `timeout_ms`
     /// passed, whichever is first. Spurious wake-ups are allowed; a caller claims after.

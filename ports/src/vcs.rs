@@ -172,6 +172,27 @@ pub trait Vcs: Send + Sync {
     /// [`ForgeError::Io`] when the tool fails.
     async fn trailers(&self, repo: &Path, key: &str) -> Result<Vec<(String, String)>, ForgeError>;
 
+    /// The identity git would commit with in `dir` (its configuration or the
+    /// `GIT_AUTHOR_*`/`GIT_COMMITTER_*` environment); `None` when it has none and a commit
+    /// would fail with "Author identity unknown".
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the tool cannot be run.
+    async fn identity(&self, dir: &Path) -> Result<Option<CommitAuthor>, ForgeError>;
+
+    /// The commit the branch `branch` of `remote` (a URL or a remote's name) points at,
+    /// fetched into the repository at `repo` so its message can be read; `None` when the
+    /// remote has no such branch.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the remote cannot be reached or the tool fails.
+    async fn remote_branch(
+        &self,
+        repo: &Path,
+        remote: &str,
+        branch: &str,
+    ) -> Result<Option<RemoteCommit>, ForgeError>;
+
     /// Whether `commit` is reachable from `rev` (merged into it).
     ///
     /// # Errors
@@ -218,4 +239,11 @@ pub struct AddedLines {
 pub struct CommitAuthor {
     pub name: String,
     pub email: String,
+}
+
+/// A commit of a remote branch: its id and its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteCommit {
+    pub commit: String,
+    pub message: String,
 }

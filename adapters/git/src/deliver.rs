@@ -115,6 +115,37 @@ pub(crate) async fn delete_branch(
     Ok(true)
 }
 
+/// `git var GIT_COMMITTER_IDENT` answers as a commit would: the identity, or a failure
+/// ("unable to auto-detect email address") when git has none.
+pub(crate) async fn git_identity(
+    git: &GitCli,
+    dir: &Path,
+) -> Result<Option<CommitAuthor>, ForgeError> {
+    let out = git.git(dir, &["var", "GIT_COMMITTER_IDENT"], None).await?;
+    match out.code {
+        Some(0) => Ok(parse_ident(&out.stdout)),
+        // 128: git has no usable identity (the case forge falls back for).
+        Some(128) => Ok(None),
+        _ => Err(ForgeError::io(
+            format!("running git var in {}", dir.display()),
+            failure_text(&out),
+        )),
+    }
+}
+
+/// `Name <email> 1700000000 +0000` → name and email.
+pub(crate) fn parse_ident(line: &str) -> Option<CommitAuthor> {
+    let line = line.trim();
+    let open = line.find('<')?;
+    let close = open + line[open..].find('>')?;
+    let name = line[..open].trim();
+    let email = line[open + 1..close].trim();
+    (!email.is_empty()).then(|| CommitAuthor {
+        name: name.to_owned(),
+        email: email.to_owned(),
+    })
+}
+
 /// Record separator between commits in the log output below.
 const RS: char = '\u{1e}';
 
@@ -219,6 +250,24 @@ mod tests {
             parse_trailer_values(out, "Forge-Task"),
             vec![("aaa".into(), "t1".into()), ("ccc".into(), "t2".into())]
         );
+    }
+
+    #[test]
+    fn git_identities_are_read_from_git_var() {
+        let check = |line: &str, expected: Option<(&str, &str)>| {
+            let got = parse_ident(line).map(|a| (a.name, a.email));
+            let expected = expected.map(|(n, e)| (n.to_owned(), e.to_owned()));
+            assert_eq!(got, expected, "{line:?}");
+        };
+        check(
+            "Ada Lovelace <ada@example.invalid> 1795649034 +0000\n",
+            Some(("Ada Lovelace", "ada@example.invalid")),
+        );
+        check("<bot@x.invalid> 1 +0100", Some(("", "bot@x.invalid")));
+        // Look-alikes: no email, or no brackets at all.
+        check("Ada <> 1 +0000", None);
+        check("Ada ada@example.invalid 1 +0000", None);
+        check("", None);
     }
 
     #[test]

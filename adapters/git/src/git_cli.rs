@@ -8,8 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_ports::{
-    AddedLines, CapturedOutput, CommitAuthor, Invocation, PathChange, ProcessRunner, Vcs,
-    WorktreeInfo,
+    AddedLines, CapturedOutput, CommitAuthor, Invocation, PathChange, ProcessRunner, RemoteCommit,
+    Vcs, WorktreeInfo,
 };
 
 /// Shown when `git` is missing.
@@ -255,6 +255,19 @@ impl Vcs for GitCli {
 
     async fn is_ancestor(&self, repo: &Path, commit: &str, rev: &str) -> Result<bool, ForgeError> {
         crate::deliver::is_ancestor(self, repo, commit, rev).await
+    }
+
+    async fn identity(&self, dir: &Path) -> Result<Option<CommitAuthor>, ForgeError> {
+        crate::deliver::git_identity(self, dir).await
+    }
+
+    async fn remote_branch(
+        &self,
+        repo: &Path,
+        remote: &str,
+        branch: &str,
+    ) -> Result<Option<RemoteCommit>, ForgeError> {
+        crate::remote::remote_branch(self, repo, remote, branch).await
     }
 
     async fn is_repository(&self, dir: &Path) -> Result<bool, ForgeError> {

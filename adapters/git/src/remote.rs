@@ -5,10 +5,15 @@ use std::time::Duration;
 
 use forge_domain::ForgeError;
 
+use forge_ports::RemoteCommit;
+
 use crate::git_cli::GitCli;
 
 /// Cloning a real repository takes longer than a local question to git.
 const NETWORK_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A negative refspec (git 2.29): forge's task branches are neither fetched nor pruned.
+const TASK_BRANCHES_EXCLUDED: &str = "^refs/heads/forge/*";
 
 pub(crate) async fn clone_or_fetch(
     git: &GitCli,
@@ -22,9 +27,20 @@ pub(crate) async fn clone_or_fetch(
     }
     let dir = cache.join(cache_name(url));
     if dir.join("HEAD").is_file() {
+        // Every ref but forge's task branches: a mirror's `--prune` would delete the branch
+        // of a task running in a work tree of this cache (git allows it, the commit then
+        // has no branch to push), and a task branch another worker pushed must not land on
+        // a branch this cache's tasks create. Delivery asks the remote for those itself.
         git.git_ok(
             &dir,
-            &["fetch", "--quiet", "--prune", "origin"],
+            &[
+                "fetch",
+                "--quiet",
+                "--prune",
+                "origin",
+                "+refs/*:refs/*",
+                TASK_BRANCHES_EXCLUDED,
+            ],
             Some(NETWORK_TIMEOUT),
         )
         .await?;
@@ -40,6 +56,47 @@ pub(crate) async fn clone_or_fetch(
     )
     .await?;
     Ok(dir)
+}
+
+/// `ls-remote` for the branch, then a fetch of its commit (into `FETCH_HEAD`, no ref
+/// written) and its message.
+pub(crate) async fn remote_branch(
+    git: &GitCli,
+    repo: &Path,
+    remote: &str,
+    branch: &str,
+) -> Result<Option<RemoteCommit>, ForgeError> {
+    if remote.starts_with('-') || branch.starts_with('-') {
+        return Err(ForgeError::InvalidRequest {
+            reason: format!("{remote:?} {branch:?} is not a remote branch"),
+        });
+    }
+    let reference = format!("refs/heads/{branch}");
+    let listed = git
+        .git_ok(
+            repo,
+            &["ls-remote", "--heads", "--", remote, &reference],
+            Some(NETWORK_TIMEOUT),
+        )
+        .await?;
+    let Some(commit) = listed
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .find(|(_, name)| name.trim() == reference)
+        .map(|(sha, _)| sha.trim().to_owned())
+    else {
+        return Ok(None);
+    };
+    git.git_ok(
+        repo,
+        &["fetch", "--quiet", "--no-write-fetch-head", remote, &commit],
+        Some(NETWORK_TIMEOUT),
+    )
+    .await?;
+    let message = git
+        .git_ok(repo, &["log", "-1", "--format=%B", &commit], None)
+        .await?;
+    Ok(Some(RemoteCommit { commit, message }))
 }
 
 /// A directory name for `url`: its readable tail plus a hash of the whole, so two URLs

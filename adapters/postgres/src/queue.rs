@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
-use forge_domain::queue::{Finish, Heartbeat, QueueEvent, QueueSubmission, QueuedTask};
+use forge_domain::queue::{
+    Finish, Heartbeat, QueueDelivery, QueueEvent, QueueSubmission, QueuedTask,
+};
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
 use tokio::sync::Mutex;
@@ -258,6 +260,42 @@ impl TaskQueue for PgQueue {
             )
             .await?;
         Ok(!rows.is_empty())
+    }
+
+    async fn record_delivery(&self, delivery: &QueueDelivery) -> Result<QueueDelivery, ForgeError> {
+        let doing = "recording a delivery";
+        let id = delivery.task_id.as_str();
+        // The INSERT names the task in its SELECT, so a delivery of no task inserts nothing
+        // (and is told apart below); a second delivery of a task hits the primary key.
+        self.query(
+            doing,
+            "INSERT INTO queue_deliveries (task_id, branch, commit_id, worker, at_ms)
+             SELECT task_id, $2, $3, $4, forge_now_ms() FROM queue_tasks WHERE task_id = $1
+             ON CONFLICT (task_id) DO NOTHING",
+            &[&id, &delivery.branch, &delivery.commit, &delivery.worker],
+        )
+        .await?;
+        let rows = self
+            .query(
+                doing,
+                "SELECT branch, commit_id, worker, at_ms FROM queue_deliveries WHERE task_id = $1",
+                &[&id],
+            )
+            .await?;
+        let Some(row) = rows.first() else {
+            return Err(ForgeError::InvalidRequest {
+                reason: format!("no task with id {id} in the queue"),
+            });
+        };
+        let read = |e: tokio_postgres::Error| db_error(&self.inner.url, doing, &e);
+        let at_ms: i64 = row.try_get(3).map_err(read)?;
+        Ok(QueueDelivery {
+            task_id: delivery.task_id.clone(),
+            branch: row.try_get(0).map_err(read)?,
+            commit: row.try_get(1).map_err(read)?,
+            worker: row.try_get(2).map_err(read)?,
+            at_ms: u64::try_from(at_ms).unwrap_or(0),
+        })
     }
 
     async fn release(&self, id: &TaskId, worker: &str) -> Result<bool, ForgeError> {

@@ -8,7 +8,8 @@ use std::path::Path;
 use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::queue::{
-    Finish, Heartbeat, QueueEvent, QueueState, QueueSubmission, QueuedTask, dead_error,
+    Finish, Heartbeat, QueueDelivery, QueueEvent, QueueState, QueueSubmission, QueuedTask,
+    dead_error,
 };
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
@@ -406,6 +407,55 @@ impl TaskQueue for SqliteStore {
                     })
                 })
                 .collect()
+        })
+        .await
+    }
+
+    async fn record_delivery(&self, delivery: &QueueDelivery) -> Result<QueueDelivery, ForgeError> {
+        let delivery = delivery.clone();
+        self.write("recording a delivery".to_owned(), move |tx, path| {
+            let fail = |e: rusqlite::Error| store_error(path, "recording a delivery", &e);
+            let id = delivery.task_id.as_str();
+            let known: Option<i64> = tx
+                .query_row(
+                    "SELECT 1 FROM queue_tasks WHERE task_id = ?1",
+                    params![id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(fail)?;
+            if known.is_none() {
+                return Err(ForgeError::InvalidRequest {
+                    reason: format!("no task with id {id} in the queue"),
+                });
+            }
+            tx.execute(
+                "INSERT INTO queue_deliveries (task_id, branch, commit_id, worker, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (task_id) DO NOTHING",
+                params![
+                    id,
+                    delivery.branch,
+                    delivery.commit,
+                    delivery.worker,
+                    now_ms()
+                ],
+            )
+            .map_err(fail)?;
+            let (branch, commit, worker, at_ms): (String, String, String, i64) = tx
+                .query_row(
+                    "SELECT branch, commit_id, worker, at_ms FROM queue_deliveries
+                     WHERE task_id = ?1",
+                    params![id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+                .map_err(fail)?;
+            Ok(QueueDelivery {
+                task_id: delivery.task_id.clone(),
+                branch,
+                commit,
+                worker,
+                at_ms: unsigned(Some(at_ms)).unwrap_or(0),
+            })
         })
         .await
     }

@@ -13,3 +13,4 @@ pub mod postgres;
 pub mod props;
 pub mod queue_contract;
 pub mod reorder;
+pub mod tcp_proxy;

@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use forge_domain::ForgeError;
-use forge_domain::queue::{Finish, Heartbeat, QueueState, QueueSubmission, QueuedTask, dead_error};
+use forge_domain::queue::{
+    Finish, Heartbeat, QueueDelivery, QueueState, QueueSubmission, QueuedTask, dead_error,
+};
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
 
@@ -44,7 +46,8 @@ macro_rules! queue_contract_tests {
             events_read_back_in_order_after_a_seq,
             an_idle_worker_wakes_for_a_submit,
             tasks_are_listed_newest_first,
-            unknown_tasks_are_none
+            unknown_tasks_are_none,
+            a_task_is_delivered_once_whoever_records_first
         );
     };
     (@each $fresh:path; $($name:ident),* $(,)?) => {
@@ -406,4 +409,43 @@ pub async fn unknown_tasks_are_none(a: Queue, _b: Queue) {
     assert_eq!(a.cancel(&id("nope")).await.unwrap(), None);
     assert!(!a.release(&id("nope"), "w1").await.unwrap());
     assert!(a.tasks(10).await.unwrap().is_empty());
+}
+
+/// Two workers (a lost one and its successor, on two machines) record a delivery of one
+/// task at the same time: one record stands, both are told which; recording it again is
+/// harmless; a delivery of no task is refused.
+pub async fn a_task_is_delivered_once_whoever_records_first(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    let delivery = |worker: &str, commit: &str| QueueDelivery {
+        task_id: id("t1"),
+        branch: "forge/t1".to_owned(),
+        commit: commit.to_owned(),
+        worker: worker.to_owned(),
+        at_ms: 0,
+    };
+    let (first, second) = (delivery("w1", "aaa"), delivery("w2", "bbb"));
+    let (from_a, from_b) = tokio::join!(a.record_delivery(&first), b.record_delivery(&second));
+    let (from_a, from_b) = (from_a.unwrap(), from_b.unwrap());
+    assert_eq!(from_a.commit, from_b.commit, "both see the one that stands");
+    assert_eq!(from_a.worker, from_b.worker);
+    let winner = if from_a.commit == "aaa" {
+        &first
+    } else {
+        &second
+    };
+    assert_eq!(
+        (from_a.branch.as_str(), from_a.worker.as_str()),
+        ("forge/t1", winner.worker.as_str())
+    );
+    assert!(from_a.at_ms > 0, "{from_a:?}");
+    let again = a.record_delivery(winner).await.unwrap();
+    assert_eq!(again, from_a);
+    let ghost = QueueDelivery {
+        task_id: id("nope"),
+        ..first.clone()
+    };
+    assert!(matches!(
+        b.record_delivery(&ghost).await,
+        Err(ForgeError::InvalidRequest { .. })
+    ));
 }

@@ -1,13 +1,14 @@
 //! The gate and its two roads: commit (and push), or hold for approval.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use forge_domain::delivery::{
     Approval, ApprovalId, ApprovalState, AuditAction, AuditEntry, CodeChange, CommitMessage, Gate,
-    TRAILER, gate,
+    TRAILER, choose_identity, gate,
 };
 use forge_domain::task::instructions::file_name;
-use forge_domain::task::{Delivery as Delivered, DeliveryDecision, TaskOutcome};
+use forge_domain::task::{CommitIdentity, Delivery as Delivered, DeliveryDecision, TaskOutcome};
+use forge_ports::CommitAuthor;
 
 use super::{Delivery, DeliveryError};
 
@@ -133,13 +134,13 @@ impl Delivery {
         let vcs = &self.ports.vcs;
         let base = vcs.resolve_commit(&worktree, "HEAD").await?;
         let message = self.message(&outcome);
+        let identity = self.identity(&worktree).await?;
+        let author = CommitAuthor {
+            name: identity.name.clone(),
+            email: identity.email.clone(),
+        };
         let commit = vcs
-            .commit(
-                &worktree,
-                &message,
-                self.settings.author.as_ref(),
-                &self.excluded(&outcome),
-            )
+            .commit(&worktree, &message, Some(&author), &self.excluded(&outcome))
             .await?;
         self.step(super::DeliveryStep::Committed);
         let mut change = CodeChange {
@@ -189,6 +190,7 @@ impl Delivery {
             push_error: change.push_error.clone(),
             approval_id: approval.map(ApprovalId::to_string),
             notifications,
+            author: Some(identity),
         });
         let mut audit = Vec::new();
         if self.settings.cleanup {
@@ -196,6 +198,22 @@ impl Delivery {
         }
         self.save(&outcome, &audit).await?;
         Ok(outcome)
+    }
+
+    /// Who commits: `[delivery] author`, else git's identity in `dir`, else forge's
+    /// built-in one (a machine with no git identity still delivers, and says so).
+    pub(super) async fn identity(&self, dir: &Path) -> Result<CommitIdentity, DeliveryError> {
+        let configured = self.settings.author.as_ref();
+        let git = match configured {
+            Some(_) => None,
+            None => self.ports.vcs.identity(dir).await?,
+        };
+        let pair = |a: &CommitAuthor| (a.name.clone(), a.email.clone());
+        let (configured, git) = (configured.map(pair), git.as_ref().map(pair));
+        Ok(choose_identity(
+            configured.as_ref().map(|(n, e)| (n.as_str(), e.as_str())),
+            git.as_ref().map(|(n, e)| (n.as_str(), e.as_str())),
+        ))
     }
 
     /// Stores a pending approval, keeps the work tree, notifies.
@@ -249,6 +267,7 @@ impl Delivery {
             push_error: None,
             approval_id: Some(approval.id.to_string()),
             notifications: Vec::new(),
+            author: None,
         });
         // Stored before any channel is tried: a notifier that hangs or a kill here loses
         // nothing (the next start resends).

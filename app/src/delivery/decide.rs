@@ -150,6 +150,7 @@ impl Delivery {
             push_error: None,
             approval_id: Some(id.to_string()),
             notifications,
+            author: None,
         });
         self.save(&outcome, &audit).await?;
         Ok(outcome)

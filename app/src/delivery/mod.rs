@@ -15,6 +15,7 @@ mod decide;
 mod error;
 mod notices;
 mod reconcile;
+mod remote;
 mod rollback;
 mod rows;
 mod settings;

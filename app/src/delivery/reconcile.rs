@@ -238,6 +238,7 @@ impl Delivery {
             push_error: None,
             approval_id: approval.map(ApprovalId::to_string),
             notifications,
+            author: None,
         });
         let mut audit = Vec::new();
         if self.settings.cleanup {

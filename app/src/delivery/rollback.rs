@@ -36,11 +36,12 @@ impl Delivery {
                 };
                 match commit {
                     Some(c) if merged => {
-                        let revert = self
-                            .ports
-                            .vcs
-                            .revert(&self.repo, &c, self.settings.author.as_ref())
-                            .await?;
+                        let identity = self.identity(&self.repo).await?;
+                        let author = forge_ports::CommitAuthor {
+                            name: identity.name,
+                            email: identity.email,
+                        };
+                        let revert = self.ports.vcs.revert(&self.repo, &c, Some(&author)).await?;
                         audit.push(self.entry(
                             task,
                             AuditAction::RolledBack,
@@ -98,6 +99,7 @@ impl Delivery {
             pushed: previous.as_ref().is_some_and(|d| d.pushed),
             push_error: previous.as_ref().and_then(|d| d.push_error.clone()),
             approval_id: previous.as_ref().and_then(|d| d.approval_id.clone()),
+            author: previous.as_ref().and_then(|d| d.author.clone()),
             notifications: previous.map(|d| d.notifications).unwrap_or_default(),
         });
         self.save(&outcome, &audit).await?;

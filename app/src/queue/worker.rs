@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
-use forge_domain::queue::{Finish, Heartbeat, QueueState, QueuedTask, state_of_exit};
+use forge_domain::queue::{
+    Finish, Heartbeat, QueueDelivery, QueueState, QueuedTask, pushed_delivery, state_of_exit,
+};
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
 use tokio::sync::{Semaphore, mpsc};
@@ -286,14 +288,18 @@ impl Worker {
                 Ended::HandedBack
             }
             cancelled => {
-                let state = state_of_exit(end.exit_code, cancelled.is_some());
+                let mut state = state_of_exit(end.exit_code, cancelled.is_some());
+                let mut error = end.error.clone().or_else(|| {
+                    (state == QueueState::Cancelled).then(|| "cancelled by task cancel".to_owned())
+                });
+                if let Some(conflict) = self.record_delivery(&id, end.report.as_ref()).await {
+                    state = QueueState::Failed;
+                    error = Some(conflict);
+                }
                 let finish = Finish {
                     state,
                     exit_code: end.exit_code,
-                    error: end.error.clone().or_else(|| {
-                        (state == QueueState::Cancelled)
-                            .then(|| "cancelled by task cancel".to_owned())
-                    }),
+                    error,
                     report: end.report,
                 };
                 self.event(
@@ -315,6 +321,42 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Records the push the report names in the queue, where one delivery per task stands
+    /// (retried until the database answers). A different commit recorded first means the
+    /// task was delivered twice: said, so it cannot pass unseen.
+    async fn record_delivery(
+        &self,
+        id: &TaskId,
+        report: Option<&serde_json::Value>,
+    ) -> Option<String> {
+        let (branch, commit) = report.and_then(pushed_delivery)?;
+        let delivery = QueueDelivery {
+            task_id: id.clone(),
+            branch,
+            commit,
+            worker: self.config.name.clone(),
+            at_ms: 0,
+        };
+        let mut failures = 0;
+        let standing = loop {
+            match self.queue.record_delivery(&delivery).await {
+                Ok(standing) => break standing,
+                Err(e @ ForgeError::InvalidRequest { .. }) => return Some(e.to_string()),
+                Err(e) => {
+                    self.queue_error("recording a delivery", &e);
+                    failures += 1;
+                    tokio::time::sleep(backoff(failures)).await;
+                }
+            }
+        };
+        (standing.commit != delivery.commit).then(|| {
+            format!(
+                "delivered twice: {} pushed {} on {}, but {} recorded {} first",
+                delivery.worker, delivery.commit, delivery.branch, standing.worker, standing.commit
+            )
+        })
     }
 
     async fn event(&self, id: &TaskId, kind: &str, data: serde_json::Value) {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use forge_domain::task::TaskSpec;
+use forge_domain::task::{TaskId, TaskSpec};
 use forge_domain::{ExecutionRequest, ProviderId};
 use forge_ports::EnvSnapshot;
 
@@ -11,6 +11,9 @@ use crate::config::ValidationConfig;
 /// One task: the spec (text, type, limits, context) plus where and with what to run it.
 #[derive(Debug, Clone)]
 pub struct TaskRequest {
+    /// The task's id when the caller has one (a queued task keeps the queue's id, so its
+    /// branch, trailer and report agree with `task status`); `None`: a new one.
+    pub task_id: Option<TaskId>,
     pub spec: TaskSpec,
     /// A local repository path (absolute), or a remote URL cloned into `cache_dir`.
     pub repo: String,

@@ -138,6 +138,7 @@ fn request(repo: &Path, validation: ValidationConfig, limits: TaskLimits) -> Tas
     let mut spec = TaskSpec::new("Write the answer to answer.txt");
     spec.limits = limits;
     TaskRequest {
+        task_id: None,
         spec,
         repo: repo.display().to_string(),
         run_template: forge_domain::ExecutionRequest::new(provider.clone(), "", repo),
@@ -542,4 +543,40 @@ async fn a_change_that_breaks_nothing_is_validated_beside_a_failing_test() {
     assert!(!tests[0].regression);
     assert_eq!(tests[0].already_failing, ["test_app.AppTest.test_legacy"]);
     assert!(tests[0].newly_failing.is_empty());
+}
+
+/// A task whose id is given (a queued task's) keeps it for branch and report; run again on
+/// the same machine after an attempt that delivered nothing (its worker died), it starts
+/// afresh from its base; once a commit carries its trailer, running it again is refused.
+#[tokio::test]
+async fn a_given_task_id_is_kept_and_an_earlier_attempt_cleared() {
+    let f = fixture();
+    let p = pipeline(&f.agent, &[]);
+    let id = forge_domain::task::TaskId::new("q-given").unwrap();
+    let given = || {
+        let mut req = request(&f.repo, test_step(), TaskLimits::default());
+        req.task_id = Some(id.clone());
+        req
+    };
+    let first = run(&p, given()).await.unwrap();
+    assert_eq!(first.task_id, id);
+    assert_eq!(first.branch, "forge/q-given");
+    // The first attempt's work tree and branch are still there, nothing committed.
+    let tree = PathBuf::from(&first.worktree);
+    assert!(tree.join("answer.txt").is_file());
+    let second = run(&p, given()).await.unwrap();
+    assert_eq!(second.status, TaskStatus::Validated, "{:?}", second.error);
+    assert_eq!(second.worktree, first.worktree);
+    // Delivered: a commit with the trailer on the branch.
+    git(&tree, &["add", "answer.txt"]);
+    git(&tree, &["commit", "-q", "-m", "fix\n\nForge-Task: q-given"]);
+    let err = run(&p, given()).await.unwrap_err();
+    assert!(
+        matches!(&err, ForgeError::InvalidRequest { reason } if reason.contains("already has commit")),
+        "{err:?}"
+    );
+    assert!(
+        tree.join("answer.txt").is_file(),
+        "the delivered tree was kept"
+    );
 }

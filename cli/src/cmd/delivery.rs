@@ -97,6 +97,37 @@ fn kill_hook() -> Option<StepHook> {
 /// Delivery for the repository at `repo` (canonical). `push` overrides `[delivery] push`.
 pub fn open(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> {
     let (config, task_threshold) = read_config(repo)?;
+    compose(repo, config, task_threshold, push)
+}
+
+/// Delivery for a task on the repository `url`, run in forge's cache of it at `cache`:
+/// `[delivery]` from the user configuration (the machine's: a URL has no checkout with a
+/// `forge.toml`), the branch pushed to `url` itself (the cache is a mirror, whose
+/// `origin` git refuses to push a single branch to).
+pub fn open_for_url(cache: &Path, url: &str, push: Option<bool>) -> Result<Delivery, Failure> {
+    let (mut config, task_threshold) = match crate::config_load::user_config_file() {
+        Some(path) if path.is_file() => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+            let delivery = parse_delivery_config(&text, &path)?;
+            let task = parse_task_config(&text, &path)?;
+            (delivery, task.limits.risk_threshold)
+        }
+        _ => (
+            DeliveryConfig::default(),
+            forge_domain::delivery::DEFAULT_RISK_THRESHOLD,
+        ),
+    };
+    url.clone_into(&mut config.remote);
+    compose(cache, config, task_threshold, push)
+}
+
+fn compose(
+    repo: &Path,
+    config: DeliveryConfig,
+    task_threshold: u8,
+    push: Option<bool>,
+) -> Result<Delivery, Failure> {
     let location = resolve_location(config.store_url.as_deref(), repo)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let store = SqliteStore::open(&location).map_err(|e| Failure::Other(anyhow::anyhow!(e)))?;
@@ -129,7 +160,11 @@ pub fn open(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> {
 
 /// [`open`], then reconciliation (reported on stderr).
 pub async fn open_reconciled(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> {
-    let delivery = open(repo, push)?;
+    reconciled(open(repo, push)?).await
+}
+
+/// Reconciliation of `delivery` (reported on stderr), then `delivery`.
+pub async fn reconciled(delivery: Delivery) -> Result<Delivery, Failure> {
     let report = delivery.reconcile().await.map_err(failure)?;
     let mut err = std::io::stderr().lock();
     for line in report.fixed.iter().chain(&report.renotified) {

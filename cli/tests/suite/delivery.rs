@@ -40,7 +40,14 @@ fn prepared() -> Sandbox {
                 clock: Arc::new(FixedClock::new(DELIVERED_AT_MS)),
                 on_step: None,
             },
-            DeliverySettings::default(),
+            // A fixed identity: git's own would differ from machine to machine.
+            DeliverySettings {
+                author: Some(forge_ports::CommitAuthor {
+                    name: "Forge Bot".into(),
+                    email: "forge@example.invalid".into(),
+                }),
+                ..DeliverySettings::default()
+            },
             &repo,
         );
         let tree = task_worktree(&repo, "t1", &[("greet.txt", "hi\n")]);

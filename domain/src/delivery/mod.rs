@@ -8,6 +8,7 @@
 pub mod approval;
 pub mod audit;
 pub mod gate;
+pub mod identity;
 pub mod message;
 pub mod notice;
 pub mod record;
@@ -16,6 +17,7 @@ pub use crate::task::NotificationResult;
 pub use approval::{Approval, ApprovalId, ApprovalState, Decision};
 pub use audit::{AuditAction, AuditEntry};
 pub use gate::{DEFAULT_RISK_THRESHOLD, Gate, gate};
+pub use identity::{BUILT_IN_EMAIL, BUILT_IN_NAME, choose_identity};
 pub use message::{CommitMessage, TRAILER, task_id_from_message};
 pub use notice::ApprovalNotice;
 pub use record::{CodeChange, TaskRecord};

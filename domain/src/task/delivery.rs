@@ -58,4 +58,27 @@ pub struct Delivery {
     pub approval_id: Option<String>,
     #[serde(default)]
     pub notifications: Vec<NotificationResult>,
+    /// Who the commit names as author and committer, and where forge took it from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<CommitIdentity>,
+}
+
+/// A commit's author and committer as delivery chose them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitIdentity {
+    pub name: String,
+    pub email: String,
+    pub source: IdentitySource,
+}
+
+/// Where a commit's identity came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentitySource {
+    /// `[delivery] author`.
+    Config,
+    /// git's own configuration (or its `GIT_AUTHOR_*` environment).
+    Git,
+    /// Neither had one (a fresh worker machine): forge's bot identity.
+    BuiltIn,
 }

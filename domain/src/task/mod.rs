@@ -27,7 +27,9 @@ pub use buildcache::{CacheKind, CacheState, StepCache};
 pub use change::{ChangeKind, FileChange};
 pub use classify::{choose_model, classify};
 pub use cycle::{Cycle, CycleKind};
-pub use delivery::{Delivery, DeliveryDecision, NotificationResult};
+pub use delivery::{
+    CommitIdentity, Delivery, DeliveryDecision, IdentitySource, NotificationResult,
+};
 pub use failed_tests::{FailedTests, FailureScanner};
 pub use finding::{Finding, ReviewReport, Severity};
 pub use guardrail::{LoopState, Next, next_step};

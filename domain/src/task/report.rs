@@ -231,6 +231,7 @@ mod tests {
                 ok: false,
                 error: Some("HTTP 500".into()),
             }],
+            author: None,
         });
         assert_eq!(o.status, TaskStatus::PendingApproval);
         insta::assert_json_snapshot!("report_pending_approval_delivery", o.delivery);

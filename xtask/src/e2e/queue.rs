@@ -2,8 +2,12 @@
 //! PostgreSQL database (on the server `FORGE_TEST_POSTGRES_URL` names, else the machine's
 //! own), a loopback fake model, two `forge-code-agent worker` processes, each with its own
 //! HOME and user configuration (as two machines would be), and a task submitted with
-//! `task submit --repo <bare repository URL>`. The task must run once, on one of the
-//! workers, through the real CLI, to a validated report with `answer.txt` changed.
+//! `task submit --push --repo <bare repository URL>`. The workers have no git identity (an
+//! empty HOME, no system configuration), as fresh machines would. The task must run once,
+//! on one of the workers, through the real CLI, to a validated change of `answer.txt`,
+//! committed by forge's built-in identity and pushed: one branch `forge/<id>` on
+//! the bare repository, updated once, with exactly one commit carrying the task's
+//! `Forge-Task` trailer.
 //! (Volume, kill -9 and cancel run with the fake CLI in `cli/tests/suite/queue.rs`.)
 
 use std::path::Path;
@@ -51,6 +55,57 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `git <args>` in `dir`, its stdout.
+fn git_out(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new("git").args(args).current_dir(dir).output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "git {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The bare repository has one task branch, `forge/<id>`, updated once, whose one commit
+/// on top of `main` is the only commit anywhere with the trailer `Forge-Task: <id>`.
+fn delivered_once(bare: &Path, id: &str) -> anyhow::Result<()> {
+    let needle = format!("Forge-Task: {id}");
+    let log = git_out(bare, &["log", "--all", "--format=%H%n%B%x1e"])?;
+    let with_trailer: Vec<&str> = log
+        .split('\u{1e}')
+        .filter_map(|record| {
+            let mut lines = record.trim_start().lines();
+            let sha = lines.next()?;
+            lines.any(|l| l.trim_end() == needle).then_some(sha)
+        })
+        .collect();
+    anyhow::ensure!(
+        with_trailer.len() == 1,
+        "commits with {needle}: {with_trailer:?}"
+    );
+    let branches = git_out(
+        bare,
+        &[
+            "for-each-ref",
+            "--format=%(refname:short)",
+            "refs/heads/forge/",
+        ],
+    )?;
+    let branch = format!("forge/{id}");
+    anyhow::ensure!(branches.trim() == branch, "task branches: {branches:?}");
+    let tip = git_out(bare, &["rev-parse", &branch])?;
+    anyhow::ensure!(tip.trim() == with_trailer[0], "{branch} is at {tip}");
+    let ahead = git_out(bare, &["rev-list", "--count", &format!("main..{branch}")])?;
+    anyhow::ensure!(ahead.trim() == "1", "{branch}: {ahead} commits on main");
+    let updates = git_out(bare, &["reflog", "show", &format!("refs/heads/{branch}")])?;
+    anyhow::ensure!(
+        updates.lines().count() == 1,
+        "{branch} updated more than once: {updates}"
+    );
+    Ok(())
+}
+
 /// A worker process, killed if the case ends early.
 struct Worker(Child);
 
@@ -65,12 +120,14 @@ fn forge(suite: &Suite, home: &Path, env: &[(String, String)]) -> Command {
     let mut command = Command::new(&suite.forge);
     for (key, _) in std::env::vars_os() {
         let name = key.to_string_lossy();
-        if name.starts_with("FORGE_") || name.starts_with("CLAUDE_CLI_") {
+        if name.starts_with("FORGE_") || name.starts_with("CLAUDE_CLI_") || name.starts_with("GIT_")
+        {
             command.env_remove(&key);
         }
     }
     command
         .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env_remove("XDG_CACHE_HOME")
         .env("FORGE_CONFIG", home.join("forge-config.toml"))
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -108,6 +165,11 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     git(&src, &["add", "-A"])?;
     git(&src, &["commit", "-q", "-m", "initial"])?;
     git(&dir, &["clone", "-q", "--bare", "src", "remote.git"])?;
+    // A reflog line per ref update: a branch pushed twice would show two.
+    git(
+        &dir.join("remote.git"),
+        &["config", "core.logAllRefUpdates", "always"],
+    )?;
     let repo = format!("file://{}", dir.join("remote.git").display());
     let db = FreshDb::create_blocking();
     let mut workers = Vec::new();
@@ -132,6 +194,7 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
         .args([
             "--provider",
             provider,
+            "--push",
             "--json",
             "Write the answer to answer.txt.",
         ])
@@ -171,9 +234,22 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
         "run by a worker",
         matches!(status["worker"].as_str(), Some("a" | "b")),
     )?;
-    check("validated", status["report"]["status"] == "validated")?;
+    // Validated, then delivered: the report's status is the delivery's decision.
+    check("committed", status["report"]["status"] == "committed")?;
     let changed = status["report"].to_string();
     check("answer.txt changed", changed.contains("answer.txt"))?;
+    let report = &status["report"];
+    check(
+        "the queue's id is the report's",
+        report["task_id"] == id.as_str(),
+    )?;
+    let delivery = &report["delivery"];
+    check("pushed", delivery["pushed"] == true)?;
+    check(
+        "committed by the built-in identity",
+        delivery["author"]["source"] == "built_in",
+    )?;
+    delivered_once(&dir.join("remote.git"), &id)?;
     drop(workers);
     drop(server);
     Ok(())

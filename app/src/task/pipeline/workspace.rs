@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use forge_domain::ForgeError;
+use forge_domain::delivery::TRAILER;
 use forge_domain::task::TaskId;
 use forge_ports::Provider;
 
@@ -49,7 +50,10 @@ pub(super) async fn open(
 
     report.stage(Stage::Workspace, 0.0, &req.repo);
     let repo = repository(pipeline, req).await?;
-    let task_id = new_task_id(pipeline)?;
+    let task_id = match &req.task_id {
+        Some(id) => id.clone(),
+        None => new_task_id(pipeline)?,
+    };
     let files = pipeline.ports.files.as_ref();
     guard_file::restore_leftovers(files, &repo.join(TASKS_DIR)).await?;
     let base_name = req.spec.base.clone().unwrap_or_else(|| "HEAD".to_owned());
@@ -71,6 +75,9 @@ pub(super) async fn open(
     };
     let worktree = root.join(task_id.as_str());
     let branch = task_id.branch();
+    if req.task_id.is_some() {
+        clear_earlier_attempt(pipeline, req, &repo, &worktree, &branch, &task_id).await?;
+    }
     // Detection needs the project's files, which the base commit has; the user's
     // checkout may differ, so read them from the new work tree.
     pipeline
@@ -102,6 +109,45 @@ pub(super) async fn open(
         plan,
         warm,
     })
+}
+
+/// A task whose id was given may have run here before (a worker that died, its task
+/// taken over): the work tree and branch of that attempt are removed so it starts again
+/// from its base. Its caller has made sure that attempt delivered nothing; in a local
+/// repository a commit with the task's trailer is refused all the same (it may be the
+/// delivered change), while a URL's cache is forge's own (the remote is the truth).
+async fn clear_earlier_attempt(
+    pipeline: &TaskPipeline,
+    req: &TaskRequest,
+    repo: &Path,
+    worktree: &Path,
+    branch: &str,
+    task_id: &TaskId,
+) -> Result<(), ForgeError> {
+    let vcs = &pipeline.ports.vcs;
+    if !is_url(&req.repo) {
+        let found = vcs
+            .commits_with_trailer(repo, TRAILER, task_id.as_str())
+            .await?;
+        if let Some(commit) = found.first() {
+            return Err(ForgeError::InvalidRequest {
+                reason: format!(
+                    "task {task_id} already has commit {commit} on {branch}: it was delivered \
+                     (see `forge-code-agent task show {task_id}`)"
+                ),
+            });
+        }
+    }
+    if vcs
+        .worktrees(repo)
+        .await?
+        .iter()
+        .any(|t| t.path == worktree)
+    {
+        vcs.remove_worktree(repo, worktree).await?;
+    }
+    vcs.delete_branch(repo, branch).await?;
+    Ok(())
 }
 
 /// Keeps forge's folder out of the checkout's `git status` (`.git/info/exclude`, not the

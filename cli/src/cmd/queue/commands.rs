@@ -92,13 +92,6 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
             "--repo: the repository URL is empty".to_owned(),
         ));
     }
-    if args.push {
-        // Workers run `task run --repo URL`, which cannot deliver yet: refuse at once
-        // instead of failing on a worker later.
-        return Err(Failure::Usage(
-            crate::cmd::task::run::URL_PUSH_UNSUPPORTED.to_owned(),
-        ));
-    }
     let prompt = read_prompt(args.task.as_deref())?;
     let mut context_files = Vec::new();
     for path in &args.context_files {

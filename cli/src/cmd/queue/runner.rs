@@ -54,6 +54,9 @@ impl QueuedTaskRunner for TaskRunProcess {
             Ok(a) => a,
             Err(e) => return Self::failed(format!("writing the context files: {e}")),
         };
+        // The queue's id is the pipeline's: branch, trailer and report agree with
+        // `task status`, and a task taken over is recognised when already delivered.
+        args.extend(["--task-id".into(), task.task_id.to_string()]);
         args.push("--".into());
         args.push(task.prompt.clone());
         let mut invocation = Invocation::new(&self.program, args, &cwd);

@@ -70,6 +70,7 @@ pub fn task_request(
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
         .collect();
     TaskRequest {
+        task_id: None,
         spec,
         repo,
         provider: choice.provider,
@@ -104,6 +105,8 @@ pub enum Deliver<'a> {
     /// The delivery step of the local repository at this path (`push` overrides
     /// `[delivery] push`).
     To { repo: &'a Path, push: bool },
+    /// This delivery (a URL's, composed on forge's cache of it), reconciled first.
+    Using(Box<forge_app::delivery::Delivery>),
 }
 
 /// What [`execute`] ends with: the outcome (delivered when asked and possible) and, when
@@ -139,6 +142,25 @@ pub async fn execute(
             outcome,
             undelivered: None,
         },
+        Deliver::Using(delivery) => {
+            let delivered = match crate::cmd::delivery::reconciled(*delivery).await {
+                Ok(delivery) => delivery
+                    .deliver(outcome.clone())
+                    .await
+                    .map_err(crate::cmd::delivery::failure),
+                Err(failure) => Err(failure),
+            };
+            match delivered {
+                Ok(delivered) => Executed {
+                    outcome: delivered,
+                    undelivered: None,
+                },
+                Err(failure) => Executed {
+                    outcome,
+                    undelivered: Some(failure),
+                },
+            }
+        }
         Deliver::To { repo, push } => {
             match super::records::deliver(repo, outcome.clone(), push).await {
                 Ok(delivered) => Executed {

@@ -126,6 +126,10 @@ pub struct TaskRunArgs {
     /// Leave the change in its work tree: no store row, no commit, no approval
     #[arg(long)]
     pub no_deliver: bool,
+    /// Run under this task id instead of a new one (a queue worker passes the queued
+    /// task's, so a task taken over after a lost worker is recognised when delivered)
+    #[arg(long, value_name = "ID", hide = true)]
+    pub task_id: Option<String>,
     /// The task; `-` or absent: read it from stdin
     pub task: Option<String>,
 }

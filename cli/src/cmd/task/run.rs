@@ -3,6 +3,14 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use forge_adapter_git::GitCli;
+use forge_app::delivery::Delivery;
+use forge_app::task::TaskRequest;
+use forge_domain::ForgeError;
+use forge_domain::task::TaskId;
+use forge_ports::Vcs;
 
 use forge_app::CodeAgent;
 use forge_app::config::TaskConfig;
@@ -20,11 +28,6 @@ use crate::output::style::Style;
 use crate::output::write_json_pretty;
 use crate::prompt::read_prompt;
 
-/// Why `--push` with a repository URL is refused instead of silently doing nothing.
-pub const URL_PUSH_UNSUPPORTED: &str = "--push with a repository URL cannot be honoured yet: \
-a task on a URL is validated in forge's cached clone, which is not delivered (no commit, no \
-push); run the task in a local clone of the repository, or leave out --push";
-
 /// Exit code of a task stopped by a cost or turn limit.
 pub const STOPPED_BY_LIMIT: u8 = 5;
 
@@ -37,9 +40,12 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         args.repo.clone()
     };
     let is_url = repo_arg.contains("://") || repo_arg.starts_with("git@");
-    if is_url && args.push && !args.no_deliver {
-        return Err(Failure::Usage(URL_PUSH_UNSUPPORTED.to_owned()));
-    }
+    let task_id = args
+        .task_id
+        .as_deref()
+        .map(TaskId::new)
+        .transpose()
+        .map_err(|e| Failure::Usage(format!("--task-id: {e}")))?;
     let mut flags = args.config.clone();
     let repo = if is_url {
         repo_arg.clone()
@@ -93,16 +99,26 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         fix_model: section.fix_model.map(|m| m.value),
     };
     let cache = task_config.cache.clone();
-    let request = execute::task_request(spec, repo, choice, template, task_config);
-    // Delivery (store, gate, commit/push or approval) for a local repository.
-    let deliver = if is_url || args.no_deliver {
+    let mut request = execute::task_request(spec, repo, choice, template, task_config);
+    request.task_id = task_id;
+    // Delivery (store, gate, commit/push or approval): in the local repository, or in
+    // forge's cache of a URL with the branch pushed to the URL.
+    let deliver = if args.no_deliver {
         Deliver::No
+    } else if is_url {
+        let delivery = url_delivery(&agent, &request, args.push).await?;
+        if let Some(found) = delivered_before(&delivery, &request).await? {
+            print_delivered_before(&found, args.json);
+            return Ok(exit::SUCCESS);
+        }
+        Deliver::Using(Box::new(delivery))
     } else {
         Deliver::To {
             repo: &flags.workdir,
             push: args.push,
         }
     };
+    let push_asked = args.push;
     let Executed {
         outcome,
         undelivered,
@@ -118,7 +134,88 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         let _ = writeln!(std::io::stderr(), "error: delivery failed: {failure}");
         return Ok(exit::RUN_ERROR);
     }
+    // A push that was asked for and did not happen is an error, not a footnote.
+    if let Some(error) = outcome
+        .delivery
+        .as_ref()
+        .and_then(|d| d.push_error.as_deref())
+        .filter(|_| push_asked)
+    {
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: --push asked for, but the push failed (the commit is kept): {error}"
+        );
+        return Ok(exit::RUN_ERROR);
+    }
     Ok(exit_code(&outcome))
+}
+
+/// A task on a URL is delivered in forge's cache of the repository (cloned or fetched
+/// here, before the pipeline, which then only fetches again), its branch pushed to the URL.
+async fn url_delivery(
+    agent: &CodeAgent,
+    request: &TaskRequest,
+    push: bool,
+) -> Result<Delivery, Failure> {
+    let vcs = GitCli::new(Arc::clone(&agent.runtime().runner));
+    let cache = vcs
+        .clone_or_fetch(&request.repo, &request.cache_dir)
+        .await
+        .map_err(|e| match e {
+            ForgeError::InvalidRequest { reason } => Failure::Usage(reason),
+            other => Failure::Other(anyhow::anyhow!(other)),
+        })?;
+    crate::cmd::delivery::open_for_url(&cache, &request.repo, push.then_some(true))
+}
+
+/// What an earlier attempt of the task (given by `--task-id`) delivered: the commit its
+/// branch holds on the remote, with the task's trailer.
+struct DeliveredBefore {
+    task_id: TaskId,
+    commit: String,
+}
+
+async fn delivered_before(
+    delivery: &Delivery,
+    request: &TaskRequest,
+) -> Result<Option<DeliveredBefore>, Failure> {
+    let Some(id) = &request.task_id else {
+        return Ok(None);
+    };
+    let found = delivery
+        .pushed_commit(id)
+        .await
+        .map_err(crate::cmd::delivery::failure)?;
+    Ok(found.map(|commit| DeliveredBefore {
+        task_id: id.clone(),
+        commit,
+    }))
+}
+
+/// The report of a task an earlier attempt delivered: nothing ran, nothing was pushed.
+fn print_delivered_before(found: &DeliveredBefore, json: bool) {
+    let branch = found.task_id.branch();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let report = serde_json::json!({
+            "task_id": found.task_id,
+            "status": "committed",
+            "delivery": {
+                "decision": "committed",
+                "branch": branch,
+                "commit": found.commit,
+                "pushed": true,
+            },
+            "note": "delivered by an earlier attempt: the remote's branch holds a commit with this task's Forge-Task trailer; nothing was run or pushed again",
+        });
+        let _ = write_json_pretty(&mut out, &report);
+    } else {
+        let _ = writeln!(
+            out,
+            "task {}: already delivered by an earlier attempt (commit {} on {branch}); nothing was run or pushed again",
+            found.task_id, found.commit
+        );
+    }
 }
 
 /// The exit code of an outcome (see `TASK_EXIT_CODES`).
