@@ -15,11 +15,18 @@ pub struct Migration {
 }
 
 /// Every migration, in order. A new one is a new file and a new line here.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "001_queue",
-    sql: include_str!("../migrations/001_queue.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "001_queue",
+        sql: include_str!("../migrations/001_queue.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "002_event_seq",
+        sql: include_str!("../migrations/002_event_seq.sql"),
+    },
+];
 
 /// Any number fixed for forge: workers connecting at once take turns applying migrations.
 const MIGRATION_LOCK: i64 = 0x666f_7267_6551;

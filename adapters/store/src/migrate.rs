@@ -28,6 +28,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "002_queue",
         sql: include_str!("../migrations/002_queue.sql"),
     },
+    Migration {
+        version: 3,
+        name: "003_event_seq",
+        sql: include_str!("../migrations/003_event_seq.sql"),
+    },
 ];
 
 /// Applies the migrations `conn` has not seen. Each runs in an IMMEDIATE transaction that
