@@ -168,9 +168,11 @@ impl TaskQueue for PgQueue {
     }
 
     async fn claim(&self, worker: &str, lease_ms: u64) -> Result<Option<QueuedTask>, ForgeError> {
-        // First the tasks whose worker was lost for the last time (or after a cancel):
-        // they end here instead of being claimed again.
-        self.query(
+        // The tasks whose worker was lost for the last time (or after a cancel) end here
+        // instead of being claimed again. The claim below skips exactly those, so the two
+        // statements are independent: sent together, pipelined on the connection, they
+        // cost one round trip.
+        let end_lost = self.query(
             "ending lost tasks",
             "UPDATE queue_tasks SET
                 state = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'dead' END,
@@ -185,8 +187,7 @@ impl TaskQueue for PgQueue {
                   AND (attempts >= max_attempts OR cancel_requested)
                 FOR UPDATE SKIP LOCKED)",
             &[],
-        )
-        .await?;
+        );
         let sql = format!(
             "UPDATE queue_tasks t SET
                 state = 'running',
@@ -208,10 +209,12 @@ impl TaskQueue for PgQueue {
              RETURNING {}",
             qualified_task_columns()
         );
-        let rows = self
-            .query("claiming a task", &sql, &[&worker, &int(lease_ms)])
-            .await?;
-        self.first_task(&rows)
+        let lease = int(lease_ms);
+        let params: [&(dyn ToSql + Sync); 2] = [&worker, &lease];
+        let claim = self.query("claiming a task", &sql, &params);
+        let (ended, rows) = tokio::join!(end_lost, claim);
+        ended?;
+        self.first_task(&rows?)
     }
 
     async fn heartbeat(

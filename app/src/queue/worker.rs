@@ -234,16 +234,16 @@ impl Worker {
     async fn run_one(&self, task: QueuedTask, hand_back: CancellationToken) -> Ended {
         let id = task.task_id.clone();
         let name = self.config.name.clone();
-        self.event(
-            &id,
-            "claimed",
-            serde_json::json!({"worker": name, "attempt": task.attempts}),
-        )
-        .await;
         let stop = CancellationToken::new();
         // The run's events are stored in order by one task of their own, so a slow queue
         // never holds the run up; it ends when the run drops its sender.
         let (events_tx, mut events_rx) = mpsc::unbounded_channel::<TaskEvent>();
+        // The first event, stored while the run starts (not before: a round trip less
+        // between claim and work).
+        let _ = events_tx.send(TaskEvent {
+            kind: "claimed".to_owned(),
+            data: serde_json::json!({"worker": name, "attempt": task.attempts}),
+        });
         let store_events = {
             let (queue, id, tx) = (Arc::clone(&self.queue), id.clone(), self.events.clone());
             tokio::spawn(async move {
