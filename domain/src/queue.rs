@@ -141,7 +141,7 @@ pub struct Finish {
 /// One stored event of a task (stage progress, worker changes), in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueEvent {
-    /// Increasing across the queue; a reader resumes after the last one it saw.
+    /// The task's own count (1, 2, 3 …); a reader resumes after the last one it saw.
     pub seq: u64,
     pub task_id: TaskId,
     pub at_ms: u64,

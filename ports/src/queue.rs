@@ -77,10 +77,12 @@ pub trait TaskQueue: Send + Sync {
     /// [`ForgeError::Io`] when the queue cannot be reached or read.
     async fn tasks(&self, limit: u32) -> Result<Vec<QueuedTask>, ForgeError>;
 
-    /// Appends one event to the task's stored events (and tells listeners); its `seq`.
+    /// Appends one event to the task's stored events (and tells listeners); its `seq`, the
+    /// task's own count: 1 for its first event, then 2, 3 … (never reused, never skipped).
     ///
     /// # Errors
-    /// [`ForgeError::Io`] when the queue cannot be reached or written.
+    /// [`ForgeError::InvalidRequest`] when there is no such task; [`ForgeError::Io`] when
+    /// the queue cannot be reached or written.
     async fn append_event(
         &self,
         id: &TaskId,
@@ -102,6 +104,14 @@ pub trait TaskQueue: Send + Sync {
     /// [`ForgeError::InvalidRequest`] when there is no such task; [`ForgeError::Io`] when
     /// the queue cannot be reached or written.
     async fn record_delivery(&self, delivery: &QueueDelivery) -> Result<QueueDelivery, ForgeError>;
+
+    /// Waits until an event of task `id` may have been appended, or `timeout_ms` passed,
+    /// whichever is first (a reader streaming a task running on another machine).
+    /// Spurious wake-ups are allowed; a caller reads [`TaskQueue::events`] after.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached (the caller reads and retries).
+    async fn wait_for_events(&self, id: &TaskId, timeout_ms: u64) -> Result<(), ForgeError>;
 
     /// Waits until work may be there (a task was submitted or handed back) or `timeout_ms`
     /// passed, whichever is first. Spurious wake-ups are allowed; a caller claims after.

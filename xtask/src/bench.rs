@@ -43,6 +43,13 @@ pub struct BenchArgs {
     /// cargo's registry)
     #[arg(long, value_name = "PATH", requires = "warm")]
     pub warm_repo: Option<std::path::PathBuf>,
+    /// Only the task queue's benchmark on PostgreSQL: 200 tasks of 1 s drained by 1 vs 4
+    /// workers, queue overhead and wake-up p50
+    #[arg(long)]
+    pub queue: bool,
+    /// With `--queue`: 40 tasks instead of 200 (a quick look)
+    #[arg(long, requires = "queue")]
+    pub quick: bool,
     /// Build without optimisation (a quick look; not the shipped binary's numbers)
     #[arg(long)]
     pub debug: bool,
@@ -61,6 +68,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     }
     if args.memory {
         return crate::bench_memory::run(&root);
+    }
+    if args.queue {
+        return crate::bench_queue::run(args.quick);
     }
     if args.serve {
         let suite = e2e::setup(&root, true, "bench-serve", !args.debug)?;

@@ -23,6 +23,7 @@ mod demo;
 mod install;
 mod mcp;
 mod queue;
+mod queue_serve;
 mod rate_limit;
 mod receiver;
 mod record;
@@ -169,6 +170,12 @@ pub const GROUPS: &[Group] = &[
         about: "workers with their own HOME run a submitted task once, on PostgreSQL",
         scenarios: queue::names,
         run: queue::run,
+    },
+    Group {
+        name: "queue_serve",
+        about: "`serve --queue`: a task run by a worker process streams over SSE, resumed by Last-Event-ID",
+        scenarios: queue_serve::names,
+        run: queue_serve::run,
     },
     Group {
         name: "demo",

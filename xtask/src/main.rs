@@ -7,6 +7,7 @@
 
 mod bench;
 mod bench_memory;
+mod bench_queue;
 mod bench_serve;
 mod bench_warm;
 mod ci;

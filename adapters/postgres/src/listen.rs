@@ -1,14 +1,19 @@
-//! The connection idle workers wait on: `LISTEN forge_queue`, notifications forwarded to a
-//! channel by the connection's driver task.
+//! The connections that wait for notifications: `LISTEN forge_queue` for idle workers and
+//! `LISTEN forge_events` for readers of a task's events, forwarded to a channel by the
+//! connection's driver task.
 
 use forge_domain::ForgeError;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::watch;
 use tokio_postgres::{Client, Config, Notification};
 
 use crate::connect::{connect, db_error};
 
 /// The channel a submit or a hand-back notifies.
 pub(crate) const WORK_CHANNEL: &str = "forge_queue";
+
+/// The channel an appended event notifies (payload: `TASK_ID SEQ`).
+pub(crate) const EVENTS_CHANNEL: &str = "forge_events";
 
 pub(crate) struct Listener {
     // Held so the connection stays open; dropping it closes the connection.
@@ -18,12 +23,16 @@ pub(crate) struct Listener {
 
 impl Listener {
     pub(crate) async fn open(config: &Config, url: &str) -> Result<Self, ForgeError> {
+        Self::on(config, url, WORK_CHANNEL).await
+    }
+
+    async fn on(config: &Config, url: &str, channel: &str) -> Result<Self, ForgeError> {
         let (tx, notifications) = unbounded_channel();
         let client = connect(config, url, Some(tx)).await?;
         client
-            .batch_execute(&format!("LISTEN {WORK_CHANNEL}"))
+            .batch_execute(&format!("LISTEN {channel}"))
             .await
-            .map_err(|e| db_error(url, "listening for work", &e))?;
+            .map_err(|e| db_error(url, &format!("listening on {channel}"), &e))?;
         Ok(Self {
             _client: client,
             notifications,
@@ -42,5 +51,44 @@ impl Listener {
             }
             Err(_elapsed) => true,
         }
+    }
+}
+
+/// One `LISTEN forge_events` connection shared by every reader in the process: a driver
+/// task bumps a counter per notification, each reader waits for it to change. When the
+/// connection goes, the counter's sender is dropped and readers wake; the next reader
+/// starts a new feed.
+pub(crate) struct EventFeed {
+    rx: watch::Receiver<u64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl EventFeed {
+    pub(crate) async fn start(config: &Config, url: &str) -> Result<Self, ForgeError> {
+        let mut listener = Listener::on(config, url, EVENTS_CHANNEL).await?;
+        let (tx, rx) = watch::channel(0u64);
+        let task = tokio::spawn(async move {
+            while listener.notifications.recv().await.is_some() {
+                tx.send_modify(|n| *n = n.wrapping_add(1));
+            }
+        });
+        Ok(Self { rx, task })
+    }
+
+    pub(crate) fn is_open(&self) -> bool {
+        !self.task.is_finished()
+    }
+
+    /// A receiver that sees the next change (not the ones before).
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        let mut rx = self.rx.clone();
+        rx.mark_unchanged();
+        rx
+    }
+}
+
+impl Drop for EventFeed {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }

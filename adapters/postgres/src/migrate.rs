@@ -26,6 +26,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "002_queue_delivery",
         sql: include_str!("../migrations/002_queue_delivery.sql"),
     },
+    Migration {
+        version: 3,
+        name: "003_event_seq",
+        sql: include_str!("../migrations/003_event_seq.sql"),
+    },
 ];
 
 /// Any number fixed for forge: workers connecting at once take turns applying migrations.

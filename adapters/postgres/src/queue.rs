@@ -14,7 +14,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, Row};
 
 use crate::connect::{connect, db_error, display_url, parse};
-use crate::listen::{Listener, WORK_CHANNEL};
+use crate::listen::{EVENTS_CHANNEL, EventFeed, Listener, WORK_CHANNEL};
 use crate::migrate::migrate;
 use crate::rows::{TASK_COLUMNS, event_from, qualified_task_columns, task_from};
 
@@ -32,6 +32,8 @@ struct Inner {
     config: Config,
     client: Mutex<Option<Arc<Client>>>,
     listener: Mutex<Option<Listener>>,
+    /// The `LISTEN forge_events` connection every event reader in this process shares.
+    event_feed: Mutex<Option<EventFeed>>,
 }
 
 impl std::fmt::Debug for PgQueue {
@@ -60,6 +62,7 @@ impl PgQueue {
                 config,
                 client: Mutex::new(Some(Arc::new(client))),
                 listener: Mutex::new(None),
+                event_feed: Mutex::new(None),
             }),
         })
     }
@@ -167,9 +170,11 @@ impl TaskQueue for PgQueue {
     }
 
     async fn claim(&self, worker: &str, lease_ms: u64) -> Result<Option<QueuedTask>, ForgeError> {
-        // First the tasks whose worker was lost for the last time (or after a cancel):
-        // they end here instead of being claimed again.
-        self.query(
+        // The tasks whose worker was lost for the last time (or after a cancel) end here
+        // instead of being claimed again. The claim below skips exactly those, so the two
+        // statements are independent: sent together, pipelined on the connection, they
+        // cost one round trip.
+        let end_lost = self.query(
             "ending lost tasks",
             "UPDATE queue_tasks SET
                 state = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'dead' END,
@@ -184,8 +189,7 @@ impl TaskQueue for PgQueue {
                   AND (attempts >= max_attempts OR cancel_requested)
                 FOR UPDATE SKIP LOCKED)",
             &[],
-        )
-        .await?;
+        );
         let sql = format!(
             "UPDATE queue_tasks t SET
                 state = 'running',
@@ -207,10 +211,12 @@ impl TaskQueue for PgQueue {
              RETURNING {}",
             qualified_task_columns()
         );
-        let rows = self
-            .query("claiming a task", &sql, &[&worker, &int(lease_ms)])
-            .await?;
-        self.first_task(&rows)
+        let lease = int(lease_ms);
+        let params: [&(dyn ToSql + Sync); 2] = [&worker, &lease];
+        let claim = self.query("claiming a task", &sql, &params);
+        let (ended, rows) = tokio::join!(end_lost, claim);
+        ended?;
+        self.first_task(&rows?)
     }
 
     async fn heartbeat(
@@ -347,17 +353,28 @@ impl TaskQueue for PgQueue {
         kind: &str,
         data: &serde_json::Value,
     ) -> Result<u64, ForgeError> {
+        // The task row's counter numbers the event: the UPDATE's row lock orders two
+        // appends to one task, and no row (an unknown task) stores nothing.
+        let sql = format!(
+            "WITH t AS (
+                UPDATE queue_tasks SET event_seq = event_seq + 1 WHERE task_id = $1
+                RETURNING task_id, event_seq),
+             e AS (
+                INSERT INTO queue_events (task_id, task_seq, at_ms, kind, data)
+                SELECT task_id, event_seq, forge_now_ms(), $2, $3 FROM t
+                RETURNING task_id, task_seq)
+             SELECT e.task_seq, pg_notify('{EVENTS_CHANNEL}', e.task_id || ' ' || e.task_seq)
+             FROM e"
+        );
         let rows = self
-            .query(
-                "storing an event",
-                "WITH e AS (
-                    INSERT INTO queue_events (task_id, at_ms, kind, data)
-                    VALUES ($1, forge_now_ms(), $2, $3) RETURNING seq, task_id)
-                 SELECT e.seq, pg_notify('forge_events', e.task_id || ' ' || e.seq) FROM e",
-                &[&id.as_str(), &kind, data],
-            )
+            .query("storing an event", &sql, &[&id.as_str(), &kind, data])
             .await?;
-        let seq: i64 = rows.first().map_or(0, |r| r.get(0));
+        let seq: i64 =
+            rows.first()
+                .map(|r| r.get(0))
+                .ok_or_else(|| ForgeError::InvalidRequest {
+                    reason: format!("no task {id} in the queue to store an event for"),
+                })?;
         Ok(u64::try_from(seq).unwrap_or(0))
     }
 
@@ -365,14 +382,34 @@ impl TaskQueue for PgQueue {
         let rows = self
             .query(
                 "reading events",
-                "SELECT seq, task_id, at_ms, kind, data FROM queue_events
-                 WHERE task_id = $1 AND seq > $2 ORDER BY seq",
+                "SELECT task_seq, task_id, at_ms, kind, data FROM queue_events
+                 WHERE task_id = $1 AND task_seq > $2 ORDER BY task_seq",
                 &[&id.as_str(), &int(after)],
             )
             .await?;
         rows.iter()
             .map(|r| event_from(r, &self.inner.url))
             .collect()
+    }
+
+    async fn wait_for_events(&self, _id: &TaskId, timeout_ms: u64) -> Result<(), ForgeError> {
+        let mut feed = {
+            let mut slot = self.inner.event_feed.lock().await;
+            match slot.as_ref().filter(|f| f.is_open()) {
+                Some(feed) => feed.subscribe(),
+                None => {
+                    let feed = EventFeed::start(&self.inner.config, &self.inner.url).await?;
+                    let rx = feed.subscribe();
+                    *slot = Some(feed);
+                    rx
+                }
+            }
+        };
+        let timeout = std::time::Duration::from_millis(timeout_ms);
+        // A closed feed (the server went away) ends the wait: the caller reads again and
+        // the next wait listens anew.
+        let _ = tokio::time::timeout(timeout, feed.changed()).await;
+        Ok(())
     }
 
     async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError> {

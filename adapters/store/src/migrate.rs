@@ -33,6 +33,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "003_queue_delivery",
         sql: include_str!("../migrations/003_queue_delivery.sql"),
     },
+    Migration {
+        version: 4,
+        name: "004_event_seq",
+        sql: include_str!("../migrations/004_event_seq.sql"),
+    },
 ];
 
 /// Applies the migrations `conn` has not seen. Each runs in an IMMEDIATE transaction that

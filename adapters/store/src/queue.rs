@@ -369,12 +369,24 @@ impl TaskQueue for SqliteStore {
     ) -> Result<u64, ForgeError> {
         let (id, kind, data) = (id.as_str().to_owned(), kind.to_owned(), data.to_string());
         self.write("storing an event".to_owned(), move |tx, path| {
-            tx.execute(
-                "INSERT INTO queue_events (task_id, at_ms, kind, data) VALUES (?1, ?2, ?3, ?4)",
-                params![id, now_ms(), kind, data],
-            )
-            .map_err(|e| store_error(path, "storing an event", &e))?;
-            Ok(u64::try_from(tx.last_insert_rowid()).unwrap_or(0))
+            let fail = |e: rusqlite::Error| store_error(path, "storing an event", &e);
+            if read_task(tx, path, &id)?.is_none() {
+                return Err(ForgeError::InvalidRequest {
+                    reason: format!("no task {id} in the queue to store an event for"),
+                });
+            }
+            // Under the write lock of this IMMEDIATE transaction: the next number is ours.
+            let seq: i64 = tx
+                .query_row(
+                    "INSERT INTO queue_events (task_id, task_seq, at_ms, kind, data)
+                     VALUES (?1, (SELECT COALESCE(MAX(task_seq), 0) + 1 FROM queue_events
+                                  WHERE task_id = ?1), ?2, ?3, ?4)
+                     RETURNING task_seq",
+                    params![id, now_ms(), kind, data],
+                    |r| r.get(0),
+                )
+                .map_err(fail)?;
+            Ok(u64::try_from(seq).unwrap_or(0))
         })
         .await
     }
@@ -385,8 +397,8 @@ impl TaskQueue for SqliteStore {
             let fail = |e: rusqlite::Error| store_error(path, "reading events", &e);
             let mut stmt = conn
                 .prepare_cached(
-                    "SELECT seq, at_ms, kind, data FROM queue_events
-                     WHERE task_id = ?1 AND seq > ?2 ORDER BY seq",
+                    "SELECT task_seq, at_ms, kind, data FROM queue_events
+                     WHERE task_id = ?1 AND task_seq > ?2 ORDER BY task_seq",
                 )
                 .map_err(fail)?;
             let rows: Vec<(i64, i64, String, String)> = stmt
@@ -458,6 +470,12 @@ impl TaskQueue for SqliteStore {
             })
         })
         .await
+    }
+
+    async fn wait_for_events(&self, _id: &TaskId, timeout_ms: u64) -> Result<(), ForgeError> {
+        // No NOTIFY in SQLite: a reader looks again after a short pause.
+        tokio::time::sleep(std::time::Duration::from_millis(timeout_ms.min(POLL_MS))).await;
+        Ok(())
     }
 
     async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError> {

@@ -44,6 +44,9 @@ macro_rules! queue_contract_tests {
             a_result_must_be_final,
             a_released_task_is_claimable_again_without_an_attempt,
             events_read_back_in_order_after_a_seq,
+            events_are_numbered_per_task,
+            an_event_of_an_unknown_task_is_refused,
+            a_reader_wakes_for_an_appended_event,
             an_idle_worker_wakes_for_a_submit,
             tasks_are_listed_newest_first,
             unknown_tasks_are_none,
@@ -341,7 +344,7 @@ pub async fn events_read_back_in_order_after_a_seq(a: Queue, b: Queue) {
         )
         .await
         .unwrap();
-    assert!(second > first);
+    assert_eq!((first, second), (1, 2));
     let all = a.events(&id("t1"), 0).await.unwrap();
     let kinds: Vec<_> = all
         .iter()
@@ -448,4 +451,91 @@ pub async fn a_task_is_delivered_once_whoever_records_first(a: Queue, b: Queue) 
         b.record_delivery(&ghost).await,
         Err(ForgeError::InvalidRequest { .. })
     ));
+}
+
+pub async fn events_are_numbered_per_task(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    submit(&a, "t2").await;
+    let data = serde_json::json!({});
+    let mut seqs = Vec::new();
+    for (q, task) in [(&a, "t1"), (&b, "t2"), (&b, "t1"), (&a, "t2"), (&a, "t1")] {
+        seqs.push((
+            task,
+            q.append_event(&id(task), "stage", &data).await.unwrap(),
+        ));
+    }
+    assert_eq!(
+        seqs,
+        [("t1", 1), ("t2", 1), ("t1", 2), ("t2", 2), ("t1", 3)]
+    );
+    let numbers = |events: Vec<forge_domain::queue::QueueEvent>| {
+        events.into_iter().map(|e| e.seq).collect::<Vec<_>>()
+    };
+    assert_eq!(numbers(b.events(&id("t1"), 0).await.unwrap()), [1, 2, 3]);
+    assert_eq!(numbers(b.events(&id("t2"), 1).await.unwrap()), [2]);
+    // Concurrent appends to one task from two handles: every number once, none skipped.
+    let appends: Vec<_> = (0..20)
+        .map(|n| {
+            let q = if n % 2 == 0 {
+                Arc::clone(&a)
+            } else {
+                Arc::clone(&b)
+            };
+            tokio::spawn(async move {
+                q.append_event(&id("t2"), "agent", &serde_json::json!({"n": n}))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut got = Vec::new();
+    for append in appends {
+        got.push(append.await.unwrap());
+    }
+    got.sort_unstable();
+    assert_eq!(got, (3..=22).collect::<Vec<u64>>());
+    assert_eq!(
+        numbers(a.events(&id("t2"), 0).await.unwrap()),
+        (1..=22).collect::<Vec<u64>>()
+    );
+}
+
+pub async fn an_event_of_an_unknown_task_is_refused(a: Queue, _b: Queue) {
+    let err = a
+        .append_event(&id("nope"), "stage", &serde_json::json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ForgeError::InvalidRequest { reason } if reason.contains("nope")),
+        "{err:?}"
+    );
+    assert!(a.events(&id("nope"), 0).await.unwrap().is_empty());
+}
+
+pub async fn a_reader_wakes_for_an_appended_event(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    // Listen first (a reader streams a task before its next event), then append elsewhere.
+    a.wait_for_events(&id("t1"), 1).await.unwrap();
+    let reader = {
+        let a = Arc::clone(&a);
+        tokio::spawn(async move {
+            loop {
+                let events = a.events(&id("t1"), 0).await.unwrap();
+                if let Some(first) = events.into_iter().next() {
+                    return first;
+                }
+                a.wait_for_events(&id("t1"), 600_000).await.unwrap();
+            }
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    b.append_event(&id("t1"), "stage", &serde_json::json!({"stage": "clone"}))
+        .await
+        .unwrap();
+    // As for the idle worker: the bound ends a broken implementation's test only.
+    let first = tokio::time::timeout(std::time::Duration::from_secs(30), reader)
+        .await
+        .expect("the reader was not woken by the append")
+        .unwrap();
+    assert_eq!((first.seq, first.kind.as_str()), (1, "stage"));
 }

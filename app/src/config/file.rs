@@ -26,6 +26,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "store",
     // Read by `serve` itself (its roots); a run's configuration has no use for it.
     "server",
+    // Read by the queue commands (`--queue`'s default, the worker's defaults).
+    "queue",
     "tools",
     // Read by `review_file::parse_review_config`.
     "review",
@@ -435,7 +437,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, cache, delivery, store, server, tools, review)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, cache, delivery, store, server, queue, tools, review)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

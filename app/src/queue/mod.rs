@@ -4,5 +4,6 @@
 mod worker;
 
 pub use worker::{
-    QueuedTaskRunner, RunEnd, StopReason, Worker, WorkerConfig, WorkerEvent, WorkerSummary,
+    QueuedTaskRunner, RunEnd, StopReason, TaskEvent, Worker, WorkerConfig, WorkerEvent,
+    WorkerSummary,
 };

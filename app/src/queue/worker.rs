@@ -24,9 +24,22 @@ use tokio_util::sync::CancellationToken;
 /// Runs one claimed task to its end (the guarded pipeline, in the binary: `task run`).
 #[async_trait]
 pub trait QueuedTaskRunner: Send + Sync {
-    /// Runs `task`; when `stop` fires, ends it promptly (the kill ladder) and returns.
-    /// Errors are in the returned [`RunEnd`], never lost.
-    async fn run(&self, task: &QueuedTask, stop: CancellationToken) -> RunEnd;
+    /// Runs `task`, sending its progress (stages) to `events` as it goes — the worker
+    /// stores them with the task, in order; when `stop` fires, ends it promptly (the kill
+    /// ladder) and returns. Errors are in the returned [`RunEnd`], never lost.
+    async fn run(
+        &self,
+        task: &QueuedTask,
+        stop: CancellationToken,
+        events: mpsc::UnboundedSender<TaskEvent>,
+    ) -> RunEnd;
+}
+
+/// One event of a running task, stored with it (`kind`, e.g. `stage`, and its data).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskEvent {
+    pub kind: String,
+    pub data: serde_json::Value,
 }
 
 /// How a run ended.
@@ -223,16 +236,34 @@ impl Worker {
     async fn run_one(&self, task: QueuedTask, hand_back: CancellationToken) -> Ended {
         let id = task.task_id.clone();
         let name = self.config.name.clone();
-        self.event(
-            &id,
-            "claimed",
-            serde_json::json!({"worker": name, "attempt": task.attempts}),
-        )
-        .await;
         let stop = CancellationToken::new();
+        // The run's events are stored in order by one task of their own, so a slow queue
+        // never holds the run up; it ends when the run drops its sender.
+        let (events_tx, mut events_rx) = mpsc::unbounded_channel::<TaskEvent>();
+        // The first event, stored while the run starts (not before: a round trip less
+        // between claim and work).
+        let _ = events_tx.send(TaskEvent {
+            kind: "claimed".to_owned(),
+            data: serde_json::json!({"worker": name, "attempt": task.attempts}),
+        });
+        let store_events = {
+            let (queue, id, tx) = (Arc::clone(&self.queue), id.clone(), self.events.clone());
+            tokio::spawn(async move {
+                while let Some(event) = events_rx.recv().await {
+                    if let Err(e) = queue.append_event(&id, &event.kind, &event.data).await {
+                        if let Some(tx) = &tx {
+                            let _ = tx.send(WorkerEvent::QueueError {
+                                doing: "storing an event",
+                                error: e.to_string(),
+                            });
+                        }
+                    }
+                }
+            })
+        };
         let run = {
             let (runner, stop) = (Arc::clone(&self.runner), stop.clone());
-            tokio::spawn(async move { runner.run(&task, stop).await })
+            tokio::spawn(async move { runner.run(&task, stop, events_tx).await })
         };
         tokio::pin!(run);
         let mut reason = None;
@@ -274,6 +305,8 @@ impl Worker {
                 }
             }
         };
+        // Every event of the run is stored before the task's end is.
+        let _ = store_events.await;
         if let Some(reason) = reason {
             self.emit(WorkerEvent::Stopped {
                 task: id.clone(),

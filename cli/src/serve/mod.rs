@@ -52,6 +52,10 @@ pub struct ServeArgs {
     /// FORGE_EVENT_SINK_TOKEN)
     #[arg(long, value_name = "URL")]
     pub event_sink: Option<String>,
+    /// Serve the tasks of this queue under /v1/tasks (every worker's): postgres://…,
+    /// postgresql://… or sqlite://PATH [default: `[queue] url` of the user config]
+    #[arg(long, value_name = "URL", env = crate::cmd::queue::QUEUE_ENV)]
+    pub queue: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
@@ -72,7 +76,11 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         Some(url) => Some(compose::event_sink(url).map_err(Failure::Usage)?),
         None => None,
     };
-    let state = build_state(roots, token, sink);
+    let queue = match crate::cmd::queue::queue_url(args.queue.as_deref())? {
+        Some(url) => Some(crate::cmd::queue::open(&url).await?),
+        None => None,
+    };
+    let state = build_state(roots, token, sink, queue);
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     let local = listener.local_addr()?;
     {
@@ -93,6 +101,7 @@ pub fn build_state(
     roots: Roots,
     token: Option<String>,
     sink: Option<Arc<HttpEventSink>>,
+    queue: Option<Arc<dyn forge_ports::TaskQueue>>,
 ) -> Shared {
     let metrics = Arc::new(PrometheusMetrics::new());
     let mut runtime = compose::runtime();
@@ -105,6 +114,7 @@ pub fn build_state(
         metrics,
         http: Arc::new(HttpStats::default()),
         sink,
+        queue,
     })
 }
 

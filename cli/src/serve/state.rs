@@ -23,6 +23,9 @@ pub struct ServerState {
     pub http: Arc<HttpStats>,
     /// The event sink every run's events are copied to, if any.
     pub sink: Option<Arc<HttpEventSink>>,
+    /// `serve --queue`: the task queue whose tasks `/v1/tasks` shows, whichever worker runs
+    /// them.
+    pub queue: Option<Arc<dyn forge_ports::TaskQueue>>,
 }
 
 /// Counters of the HTTP side, for `/metrics`.

@@ -13,6 +13,7 @@ mod harness;
 mod help;
 mod orphans;
 mod queue;
+mod queue_serve;
 mod run_output;
 mod serve;
 mod serve_harness;

@@ -16,9 +16,9 @@ use tempfile::TempDir;
 use super::harness::{fake, fixture, wait_for};
 
 /// A queue, a bare repository to clone, and the configuration every worker shares.
-struct Setup {
-    dir: TempDir,
-    queue: String,
+pub(super) struct Setup {
+    pub(super) dir: TempDir,
+    pub(super) queue: String,
     _db: Option<FreshDb>,
 }
 
@@ -39,7 +39,7 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 impl Setup {
-    fn new(postgres: bool) -> Self {
+    pub(super) fn new(postgres: bool) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src");
         std::fs::create_dir_all(&src).unwrap();
@@ -89,12 +89,12 @@ impl Setup {
         }
     }
 
-    fn repo(&self) -> String {
+    pub(super) fn repo(&self) -> String {
         format!("file://{}", self.dir.path().join("remote.git").display())
     }
 
     /// `forge-code-agent` with this setup's configuration and its own HOME `home`.
-    fn forge(&self, home: &str) -> Command {
+    pub(super) fn forge(&self, home: &str) -> Command {
         let mut cmd = Command::new(forge_bin());
         for (key, _) in std::env::vars_os() {
             let key = key.to_string_lossy();
@@ -145,7 +145,7 @@ impl Setup {
         v["task_id"].as_str().unwrap().to_owned()
     }
 
-    fn status(&self, id: &str) -> Value {
+    pub(super) fn status(&self, id: &str) -> Value {
         let out = self
             .forge("submitter")
             .args(["task", "status", "--queue", &self.queue, "--json", id])
@@ -159,7 +159,7 @@ impl Setup {
         serde_json::from_slice(&out.stdout).unwrap()
     }
 
-    fn worker(&self, name: &str, extra_env: &[(&str, &str)], lease_ms: &str) -> Worker {
+    pub(super) fn worker(&self, name: &str, extra_env: &[(&str, &str)], lease_ms: &str) -> Worker {
         self.worker_on(&self.queue, name, extra_env, lease_ms)
     }
 
@@ -244,7 +244,7 @@ fn assert_delivered_once(setup: &Setup, id: &str, author: &str) {
 const BUILT_IN: &str = "forge-code-agent <forge-code-agent@users.noreply.invalid>";
 
 /// A worker process, ended with SIGKILL if a test fails before stopping it.
-struct Worker(Child);
+pub(super) struct Worker(Child);
 
 impl Worker {
     fn pid(&self) -> i32 {
@@ -256,7 +256,7 @@ impl Worker {
     }
 
     /// SIGTERM, then its exit code.
-    fn stop(mut self) -> Option<i32> {
+    pub(super) fn stop(mut self) -> Option<i32> {
         self.signal(nix::sys::signal::Signal::SIGTERM);
         self.0.wait().unwrap().code()
     }
@@ -280,7 +280,7 @@ fn is_final(v: &Value) -> bool {
 }
 
 /// Live processes started for the task (their environment names it).
-fn processes_of(task: &str) -> Vec<i32> {
+pub(super) fn processes_of(task: &str) -> Vec<i32> {
     let marker = format!("FORGE_QUEUE_TASK_ID={task}");
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();

@@ -32,7 +32,7 @@ pub fn names() -> Vec<&'static str> {
     vec![CASE]
 }
 
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
+pub(super) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     let out = Command::new("git")
         .args([
             "-c",
@@ -107,7 +107,7 @@ fn delivered_once(bare: &Path, id: &str) -> anyhow::Result<()> {
 }
 
 /// A worker process, killed if the case ends early.
-struct Worker(Child);
+pub(super) struct Worker(pub(super) Child);
 
 impl Drop for Worker {
     fn drop(&mut self) {
@@ -116,7 +116,7 @@ impl Drop for Worker {
     }
 }
 
-fn forge(suite: &Suite, home: &Path, env: &[(String, String)]) -> Command {
+pub(super) fn forge(suite: &Suite, home: &Path, env: &[(String, String)]) -> Command {
     let mut command = Command::new(&suite.forge);
     for (key, _) in std::env::vars_os() {
         let name = key.to_string_lossy();

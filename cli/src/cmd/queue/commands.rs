@@ -18,9 +18,21 @@ use crate::prompt::read_prompt;
 
 #[derive(Debug, Args)]
 pub struct QueueFlag {
-    /// The queue: postgres://USER@HOST/DB, postgresql://… or sqlite://PATH
+    /// The queue: postgres://USER@HOST/DB, postgresql://… or sqlite://PATH [default: `[queue]
+    /// url` of the user config]
     #[arg(long, value_name = "URL", env = QUEUE_ENV)]
-    pub queue: String,
+    pub queue: Option<String>,
+}
+
+impl QueueFlag {
+    /// The flag's URL, else `[queue] url`; a usage error when neither is there.
+    pub fn url(&self) -> Result<String, Failure> {
+        super::queue_url(self.queue.as_deref())?.ok_or_else(|| {
+            Failure::Usage(format!(
+                "no queue: pass --queue URL, set {QUEUE_ENV}, or put url in [queue] of the user config"
+            ))
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -60,10 +72,10 @@ pub struct SubmitArgs {
     /// Permission mode of the agent runs [default: bypass]
     #[arg(long, value_enum, value_name = "MODE")]
     pub permission_mode: Option<PermissionArg>,
-    /// How often the task is started before it is declared dead (lost workers)
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ATTEMPTS,
-          value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub max_attempts: u32,
+    /// How often the task is started before it is declared dead (lost workers) [default:
+    /// `[queue] max_attempts`, else 3]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_attempts: Option<u32>,
     /// Print {"task_id"} as JSON
     #[arg(long)]
     pub json: bool,
@@ -114,7 +126,13 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
         permission_mode: args.permission_mode.and_then(value_name),
         context_files,
     };
-    let queue = open(&args.queue.queue).await?;
+    let max_attempts = match args.max_attempts {
+        Some(n) => n,
+        None => super::config::load()?
+            .max_attempts
+            .unwrap_or(DEFAULT_MAX_ATTEMPTS),
+    };
+    let queue = open(&args.queue.url()?).await?;
     let run_id = forge_adapter_telemetry::UuidV7Ids::new().run_id();
     let task_id = TaskId::new(format!("q-{run_id}"))
         .map_err(|e| Failure::Other(anyhow::anyhow!("a new task id: {e}")))?;
@@ -124,7 +142,7 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
         prompt,
         options: serde_json::to_value(&options)
             .map_err(|e| Failure::Other(anyhow::anyhow!("recording the options: {e}")))?,
-        max_attempts: args.max_attempts,
+        max_attempts,
     };
     let task = queue.submit(&submission).await.map_err(failure)?;
     let mut out = std::io::stdout().lock();
@@ -142,7 +160,7 @@ fn parse_id(id: &str) -> Result<TaskId, Failure> {
 
 async fn find(args: &QueueIdArgs) -> Result<QueuedTask, Failure> {
     let id = parse_id(&args.id)?;
-    open(&args.queue.queue)
+    open(&args.queue.url()?)
         .await?
         .task(&id)
         .await
@@ -194,7 +212,7 @@ pub async fn status(args: QueueIdArgs) -> Result<u8, Failure> {
 pub async fn show(args: QueueIdArgs) -> Result<u8, Failure> {
     let task = find(&args).await?;
     let id = task.task_id.clone();
-    let events = open(&args.queue.queue)
+    let events = open(&args.queue.url()?)
         .await?
         .events(&id, 0)
         .await
@@ -208,8 +226,11 @@ pub async fn show(args: QueueIdArgs) -> Result<u8, Failure> {
     } else {
         let _ = writeln!(out, "{}", status_line(&task));
         let _ = writeln!(out, "repo: {}\nprompt: {}", task.repo, task.prompt);
+        if !events.is_empty() {
+            let _ = writeln!(out, "events ({}):", crate::cmd::time::local_zone());
+        }
         for event in &events {
-            let _ = writeln!(out, "  #{} {} {}", event.seq, event.kind, event.data);
+            let _ = writeln!(out, "  {}", event_line(event));
         }
         match &task.report {
             Some(report) => {
@@ -223,9 +244,27 @@ pub async fn show(args: QueueIdArgs) -> Result<u8, Failure> {
     Ok(exit::SUCCESS)
 }
 
+/// `#3  2026-05-01 14:34:56  stage  validation cargo test`: a stored event for a person (a
+/// stage by its name and detail, anything else by its data).
+fn event_line(event: &forge_domain::queue::QueueEvent) -> String {
+    let what = match (event.kind.as_str(), event.data["stage"].as_str()) {
+        ("stage", Some(stage)) => {
+            let detail = event.data["detail"].as_str().unwrap_or_default();
+            format!("{stage} {detail}").trim_end().to_owned()
+        }
+        _ => event.data.to_string(),
+    };
+    format!(
+        "#{}  {}  {}  {what}",
+        event.seq,
+        crate::cmd::time::local(event.at_ms),
+        event.kind
+    )
+}
+
 pub async fn cancel(args: QueueIdArgs) -> Result<u8, Failure> {
     let id = parse_id(&args.id)?;
-    let task = open(&args.queue.queue)
+    let task = open(&args.queue.url()?)
         .await?
         .cancel(&id)
         .await

@@ -3,7 +3,9 @@
 //! or `sqlite://PATH` (one machine, the embedded default).
 
 pub(crate) mod commands;
+pub(crate) mod config;
 pub(crate) mod options;
+pub(crate) mod progress;
 mod runner;
 pub(crate) mod worker;
 
@@ -46,6 +48,18 @@ pub fn parse_url(url: &str) -> Result<QueueUrl, Failure> {
             .filter(|_| url.contains("://"))
             .map_or(url, |s| s)
     )))
+}
+
+/// The queue to use: `flag` (`--queue` or `FORGE_QUEUE_URL`), else `[queue] url` of the
+/// user configuration; `None` when neither names one.
+///
+/// # Errors
+/// A usage error for a bad `[queue]` table.
+pub fn queue_url(flag: Option<&str>) -> Result<Option<String>, Failure> {
+    match flag.filter(|f| !f.is_empty()) {
+        Some(url) => Ok(Some(url.to_owned())),
+        None => Ok(config::load()?.url),
+    }
 }
 
 /// Opens (migrating) the queue at `url`.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use forge_app::queue::{QueuedTaskRunner, RunEnd};
+use forge_app::queue::{QueuedTaskRunner, RunEnd, TaskEvent};
 use forge_domain::queue::QueuedTask;
 use forge_ports::{Invocation, KillLadder, ProcessRunner, SpawnOptions, StdoutItem};
 use tokio_util::sync::CancellationToken;
@@ -41,7 +41,12 @@ impl TaskRunProcess {
 
 #[async_trait]
 impl QueuedTaskRunner for TaskRunProcess {
-    async fn run(&self, task: &QueuedTask, stop: CancellationToken) -> RunEnd {
+    async fn run(
+        &self,
+        task: &QueuedTask,
+        stop: CancellationToken,
+        events: tokio::sync::mpsc::UnboundedSender<TaskEvent>,
+    ) -> RunEnd {
         let options: TaskOptions = match serde_json::from_value(task.options.clone()) {
             Ok(o) => o,
             Err(e) => return Self::failed(format!("the task's options cannot be read: {e}")),
@@ -60,10 +65,10 @@ impl QueuedTaskRunner for TaskRunProcess {
         args.push("--".into());
         args.push(task.prompt.clone());
         let mut invocation = Invocation::new(&self.program, args, &cwd);
-        invocation
-            .env
-            .set
-            .insert("FORGE_QUEUE_TASK_ID".into(), task.task_id.to_string());
+        invocation.env.set.insert(
+            super::progress::TASK_ID_ENV.into(),
+            task.task_id.to_string(),
+        );
         let options = SpawnOptions {
             stderr_log: Some(cwd.join("task-run.stderr.log")),
             ..SpawnOptions::default()
@@ -79,8 +84,16 @@ impl QueuedTaskRunner for TaskRunProcess {
             tokio::select! {
                 line = child.next_stdout() => match line {
                     Ok(Some(StdoutItem::Line { text, .. })) => {
-                        report.push_str(&text);
-                        report.push('\n');
+                        match super::progress::parse(&text) {
+                            Some(data) => {
+                                let kind = "stage".to_owned();
+                                let _ = events.send(TaskEvent { kind, data });
+                            }
+                            None => {
+                                report.push_str(&text);
+                                report.push('\n');
+                            }
+                        }
                     }
                     Ok(Some(StdoutItem::Oversize { .. })) => {}
                     Ok(None) | Err(_) => break,

@@ -21,21 +21,21 @@ use crate::exit::{self, Failure};
 pub struct WorkerArgs {
     #[command(flatten)]
     pub queue: QueueFlag,
-    /// How many tasks this worker runs at once
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub concurrency: u16,
+    /// How many tasks this worker runs at once [default: `[queue] concurrency`, else 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub concurrency: Option<u16>,
     /// How long a task stays this worker's without a heartbeat: a worker that dies loses
-    /// its tasks to other workers after this
-    #[arg(long, value_name = "MS", default_value_t = 30_000,
+    /// its tasks to other workers after this [default: `[queue] lease_ms`, else 30000]
+    #[arg(long, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1_000..=3_600_000))]
-    pub lease_ms: u64,
+    pub lease_ms: Option<u64>,
     /// This worker's name in the queue [default: HOST-PID]
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// After SIGTERM, how long running tasks may go on before they are handed back
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
-    pub drain_secs: u64,
+    /// [default: `[queue] drain_secs`, else 60]
+    #[arg(long, value_name = "SECS")]
+    pub drain_secs: Option<u64>,
     /// Print the worker's events as JSON lines on stderr
     #[arg(long)]
     pub json: bool,
@@ -86,7 +86,11 @@ fn describe(event: &WorkerEvent) -> (String, serde_json::Value) {
 }
 
 pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
-    let queue = open(&args.queue.queue).await?;
+    let defaults = super::config::load()?;
+    let concurrency = args.concurrency.or(defaults.concurrency).unwrap_or(1);
+    let lease_ms = args.lease_ms.or(defaults.lease_ms).unwrap_or(30_000);
+    let drain_secs = args.drain_secs.or(defaults.drain_secs).unwrap_or(60);
+    let queue = open(&args.queue.url()?).await?;
     let name = args.name.unwrap_or_else(default_name);
     let program = std::env::current_exe()
         .map_err(|e| Failure::Other(anyhow::anyhow!("locating this binary: {e}")))?;
@@ -96,10 +100,10 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
         dir: worker_dir(&name),
     };
     let mut config = WorkerConfig::new(name.clone());
-    config.concurrency = usize::from(args.concurrency);
-    config.lease_ms = args.lease_ms;
-    config.heartbeat_ms = (args.lease_ms / 4).clamp(100, 250);
-    config.drain = Duration::from_secs(args.drain_secs);
+    config.concurrency = usize::from(concurrency);
+    config.lease_ms = lease_ms;
+    config.heartbeat_ms = (lease_ms / 4).clamp(100, 250);
+    config.drain = Duration::from_secs(drain_secs);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let json = args.json;
     let printer = tokio::spawn(async move {
@@ -120,7 +124,7 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
         let _ = writeln!(
             err,
             "worker {name}: waiting for tasks (concurrency {}, lease {} ms)",
-            args.concurrency, args.lease_ms
+            concurrency, lease_ms
         );
     }
     let summary = Worker::new(queue, Arc::new(runner), config)

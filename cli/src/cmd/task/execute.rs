@@ -14,7 +14,6 @@ use forge_domain::task::{TaskOutcome, TaskSpec};
 use forge_domain::{ExecutionRequest, ForgeError, ProviderId};
 use forge_ports::{EnvSnapshot, ProcessRunner};
 
-use super::render;
 use crate::compose;
 use crate::exit::Failure;
 use crate::output::style::Style;
@@ -131,7 +130,11 @@ pub async fn execute(
     let watcher = signals::watch(canceller.clone(), quiet)?;
     let stderr_tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let printer = tokio::spawn(render::progress(rx, Style::detect(stderr_tty), !quiet));
+    let printer = tokio::spawn(crate::cmd::queue::progress::print(
+        rx,
+        Style::detect(stderr_tty),
+        !quiet,
+    ));
     let result = pipeline.run(request, Some(tx), canceller).await;
     let _ = printer.await;
     watcher.abort();

@@ -158,7 +158,7 @@ pub async fn run(cmd: TaskCmd) -> Result<u8, Failure> {
         TaskCmd::Show(args) => match args.queue {
             Some(queue) => {
                 crate::cmd::queue::commands::show(crate::cmd::queue::commands::QueueIdArgs {
-                    queue: crate::cmd::queue::commands::QueueFlag { queue },
+                    queue: crate::cmd::queue::commands::QueueFlag { queue: Some(queue) },
                     json: args.common.json,
                     id: args.id,
                 })

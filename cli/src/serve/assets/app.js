@@ -315,3 +315,89 @@ async function init() {
 }
 
 init();
+
+// `serve --queue`: the queue's tasks, whichever worker runs them. A click streams a task's
+// stored events (resumed by id after a drop); "cancel" stops it on its worker.
+let taskStream = null;
+
+async function loadTasks() {
+  const res = await fetch("/v1/tasks?limit=50", { headers: headers(false) });
+  if (!res.ok) return; // 404: this serve has no queue
+  for (const id of ["queue-head", "tasks", "task-events"]) $(id).hidden = false;
+  const body = await res.json();
+  const list = $("tasks");
+  list.textContent = "";
+  for (const t of body.tasks) {
+    const li = el("li", "", t.state + " " + (t.worker || "-") + " " + t.prompt.slice(0, 40));
+    li.title = t.task_id;
+    li.addEventListener("click", () => followTask(t.task_id));
+    if (t.state === "queued" || t.state === "running") {
+      const stop = el("button", "", "cancel");
+      stop.type = "button";
+      stop.addEventListener("click", async (e) => {
+        e.stopPropagation();
+        await fetch("/v1/tasks/" + encodeURIComponent(t.task_id), { method: "DELETE", headers: headers(false) });
+        loadTasks();
+      });
+      li.appendChild(stop);
+    }
+    list.appendChild(li);
+  }
+}
+
+function taskLine(id, kind, ev) {
+  const when = ev.at_ms ? new Date(ev.at_ms).toLocaleTimeString() : "";
+  const what = kind === "stage" ? ev.data.stage + " " + (ev.data.detail || "") : JSON.stringify(ev.data || ev);
+  return "#" + (id || "-") + " " + when + " " + kind + " " + what + "\n";
+}
+
+async function followTask(taskId) {
+  if (taskStream) taskStream.abort();
+  const controller = new AbortController();
+  taskStream = controller;
+  const out = $("task-events");
+  out.textContent = "";
+  let lastId = 0;
+  while (!controller.signal.aborted) {
+    const h = headers(false);
+    if (lastId) h["Last-Event-ID"] = String(lastId);
+    try {
+      const res = await fetch("/v1/tasks/" + encodeURIComponent(taskId) + "/events", { headers: h, signal: controller.signal });
+      if (!res.ok) { out.textContent += "error " + res.status + "\n"; return; }
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let id = null, kind = "", data = "";
+          for (const line of block.split("\n")) {
+            if (line.startsWith("id:")) id = Number(line.slice(3).trim());
+            else if (line.startsWith("event:")) kind = line.slice(6).trim();
+            else if (line.startsWith("data:")) data += line.slice(5).trim();
+          }
+          if (!kind) continue;
+          if (id) lastId = id;
+          const ev = JSON.parse(data || "{}");
+          if (kind === "task") {
+            out.textContent += "task " + ev.state + (ev.report ? " (" + ev.report.status + ")" : "") + "\n";
+            loadTasks();
+            return;
+          }
+          out.textContent += taskLine(id, kind, ev);
+        }
+      }
+    } catch (e) {
+      if (controller.signal.aborted) return;
+      await new Promise((r) => setTimeout(r, 1000)); // a dropped connection: resume by id
+    }
+  }
+}
+
+$("queue-refresh").addEventListener("click", loadTasks);
+loadTasks();

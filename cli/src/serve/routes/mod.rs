@@ -6,6 +6,7 @@ mod events;
 mod health;
 mod metrics;
 mod runs;
+mod tasks;
 mod web;
 
 use axum::Router;
@@ -30,6 +31,9 @@ pub fn router(state: Shared) -> Router {
         .route("/v1/runs", post(runs::create).get(runs::list))
         .route("/v1/runs/{id}", get(runs::show).delete(runs::cancel))
         .route("/v1/runs/{id}/events", get(events::events))
+        .route("/v1/tasks", post(tasks::submit).get(tasks::list))
+        .route("/v1/tasks/{id}", get(tasks::show).delete(tasks::cancel))
+        .route("/v1/tasks/{id}/events", get(tasks::events))
         .route("/api/chat", post(chat::chat))
         .route("/v1/approvals", get(approvals::list))
         .route("/v1/approvals/{id}", get(approvals::show))

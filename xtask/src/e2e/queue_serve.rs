@@ -1,0 +1,217 @@
+//! `queue_serve`: `serve --queue` with each real CLI. Per provider: a fresh PostgreSQL
+//! database, a loopback fake model, one `forge-code-agent worker` with its own HOME (another
+//! machine), and a `serve --queue` process with a HOME of its own; the task is submitted
+//! with `POST /v1/tasks`, its events are read over SSE while the worker runs it through the
+//! real CLI — `claimed`, the pipeline's stages (the agent's among them), `finished`, then the
+//! final task with its validated report — and read again from `Last-Event-ID: 2`.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use forge_cli::offline::{self, CodexHome};
+use forge_testkit::postgres::FreshDb;
+use serde_json::{Value, json};
+
+use super::case_run::Suite;
+use super::queue::{Worker, forge, git};
+use super::server::ServerProcess;
+use super::summary::Verdict;
+use super::{Ctx, say};
+
+const CASE: &str = "queue_serve_events";
+const SCENARIO: &str = "delivery_low_risk";
+const LIMIT: Duration = Duration::from_secs(240);
+
+pub fn names() -> Vec<&'static str> {
+    vec![CASE]
+}
+
+/// One SSE message: (id, event, data).
+type Message = (Option<u64>, String, String);
+
+/// Reads a whole event stream (it ends after the final `task` message).
+fn read_stream(url: &str, last: Option<&str>) -> anyhow::Result<Vec<Message>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let text = rt.block_on(async {
+        let mut request = reqwest::Client::builder().timeout(LIMIT).build()?.get(url);
+        if let Some(last) = last {
+            request = request.header("Last-Event-ID", last);
+        }
+        let response = request.send().await?.error_for_status()?;
+        response.text().await
+    })?;
+    let mut messages = Vec::new();
+    for block in text.split("\n\n") {
+        let (mut id, mut event, mut data) = (None, String::new(), String::new());
+        for line in block.lines() {
+            if let Some(v) = line.strip_prefix("id:") {
+                id = v.trim().parse().ok();
+            } else if let Some(v) = line.strip_prefix("event:") {
+                event = v.trim().to_owned();
+            } else if let Some(v) = line.strip_prefix("data:") {
+                data.push_str(v.strip_prefix(' ').unwrap_or(v));
+            }
+        }
+        if !event.is_empty() {
+            messages.push((id, event, data));
+        }
+    }
+    Ok(messages)
+}
+
+fn post_task(base: &str, body: &Value) -> anyhow::Result<Value> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let response = reqwest::Client::new()
+            .post(format!("{base}/v1/tasks"))
+            .json(body)
+            .send()
+            .await?;
+        anyhow::ensure!(
+            response.status() == 201,
+            "POST /v1/tasks: {}",
+            response.status()
+        );
+        Ok(response.json::<Value>().await?)
+    })
+}
+
+fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
+    let dir = suite.work.join("queue_serve").join(provider);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    let scenario = root
+        .join("xtask/src/e2e/delivery_scenarios")
+        .join(format!("{SCENARIO}.toml"));
+    let model = ServerProcess::start(
+        &suite.forge,
+        &scenario.to_string_lossy(),
+        &dir.join("requests.jsonl"),
+    )?;
+    let offline = offline::configure(
+        provider,
+        &suite.clis,
+        &model.base_url,
+        &CodexHome::Template(dir.join("codex-template")),
+    )?;
+    let env: Vec<(String, String)> = offline.process_env.clone().into_iter().collect();
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src)?;
+    std::fs::write(src.join("README.md"), "# app\n")?;
+    git(&src, &["init", "-q", "-b", "main"])?;
+    git(&src, &["add", "-A"])?;
+    git(&src, &["commit", "-q", "-m", "initial"])?;
+    git(&dir, &["clone", "-q", "--bare", "src", "remote.git"])?;
+    let repo = format!("file://{}", dir.join("remote.git").display());
+    let db = FreshDb::create_blocking();
+    let machine = dir.join("machine-a");
+    std::fs::create_dir_all(&machine)?;
+    std::fs::write(machine.join("forge-config.toml"), offline.project_toml())?;
+    let log = std::fs::File::create(dir.join("worker.log"))?;
+    let _worker = Worker(
+        forge(suite, &machine, &env)
+            .args(["worker", "--queue", &db.url, "--name", "a"])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .context("starting the worker")?,
+    );
+    let front = dir.join("front");
+    std::fs::create_dir_all(&front)?;
+    std::fs::write(front.join("forge-config.toml"), "")?;
+    let mut serve = Worker(
+        forge(suite, &front, &env)
+            .args(["serve", "--addr", "127.0.0.1:0", "--queue", &db.url])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting serve --queue")?,
+    );
+    let mut line = String::new();
+    BufReader::new(serve.0.stdout.take().context("serve's stdout")?).read_line(&mut line)?;
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .with_context(|| format!("serve's first line: {line:?}"))?
+        .to_owned();
+    let started = Instant::now();
+    let created = post_task(
+        &base,
+        &json!({"repo": repo, "prompt": "Write the answer to answer.txt.",
+                "options": {"provider": provider}}),
+    )?;
+    let id = created["task_id"].as_str().unwrap_or_default().to_owned();
+    let events_url = format!("{base}/v1/tasks/{id}/events");
+    let all = read_stream(&events_url, None)?;
+    anyhow::ensure!(started.elapsed() < LIMIT, "the stream took too long");
+    let summary = || format!("{all:?}");
+    let ids: Vec<u64> = all.iter().filter_map(|m| m.0).collect();
+    anyhow::ensure!(
+        ids == (1..=ids.len() as u64).collect::<Vec<_>>(),
+        "ids 1, 2, 3 …: {}",
+        summary()
+    );
+    let kinds: Vec<&str> = all.iter().map(|m| m.1.as_str()).collect();
+    anyhow::ensure!(
+        kinds.first() == Some(&"claimed"),
+        "first claimed: {}",
+        summary()
+    );
+    let stages: Vec<String> = all
+        .iter()
+        .filter(|m| m.1 == "stage")
+        .filter_map(|m| serde_json::from_str::<Value>(&m.2).ok())
+        .filter_map(|v| v["data"]["stage"].as_str().map(str::to_owned))
+        .collect();
+    anyhow::ensure!(
+        stages.iter().any(|s| s == "agent") && stages.iter().any(|s| s == "validation"),
+        "agent and validation stages: {stages:?}"
+    );
+    let last = all.last().context("an empty stream")?;
+    anyhow::ensure!(last.1 == "task", "ends with the task: {}", summary());
+    let task: Value = serde_json::from_str(&last.2)?;
+    anyhow::ensure!(task["state"] == "succeeded", "succeeded: {task}");
+    anyhow::ensure!(task["report"]["status"] == "validated", "validated: {task}");
+    let rest = read_stream(&events_url, Some("2"))?;
+    let rest_ids: Vec<u64> = rest.iter().filter_map(|m| m.0).collect();
+    anyhow::ensure!(
+        rest_ids == ids.get(2..).unwrap_or_default(),
+        "resumed after 2: {rest_ids:?} of {ids:?}"
+    );
+    drop(model);
+    Ok(())
+}
+
+pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    let mut verdicts = Vec::new();
+    if !ctx.scenarios.contains(&CASE) {
+        return Ok(verdicts);
+    }
+    for &provider in &ctx.providers {
+        let started = Instant::now();
+        let mut failures = Vec::new();
+        if let Err(e) = run_case(&ctx.suite, &ctx.root, provider) {
+            failures.push(format!("{e:#}"));
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        say(&format!(
+            "queue_serve {CASE} {provider:<7} {} ({seconds:.1}s)",
+            if failures.is_empty() { "ok" } else { "FAILED" }
+        ));
+        verdicts.push(Verdict {
+            seconds,
+            failures,
+            ..Verdict::new(CASE, provider)
+        });
+    }
+    Ok(verdicts)
+}
