@@ -95,7 +95,12 @@ fn kill_hook() -> Option<StepHook> {
 }
 
 /// Delivery for the repository at `repo` (canonical). `push` overrides `[delivery] push`.
+/// forge's cache of a URL (where a URL task's change waits for approval) delivers as the
+/// task did: to the URL.
 pub fn open(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> {
+    if let Some(url) = mirror_origin(repo) {
+        return open_for_url(repo, &url, push);
+    }
     let (config, task_threshold) = read_config(repo)?;
     compose(repo, config, task_threshold, push)
 }
@@ -120,6 +125,32 @@ pub fn open_for_url(cache: &Path, url: &str, push: Option<bool>) -> Result<Deliv
     };
     url.clone_into(&mut config.remote);
     compose(cache, config, task_threshold, push)
+}
+
+/// The URL of a mirror clone (forge's cache of a URL): `remote.origin.url` when
+/// `remote.origin.mirror` is true in its `config`; `None` for any other repository.
+fn mirror_origin(repo: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(repo.join("config")).ok()?;
+    origin_of_mirror_config(&text)
+}
+
+fn origin_of_mirror_config(text: &str) -> Option<String> {
+    let (mut in_origin, mut mirror, mut url) = (false, false, None);
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_origin = line == "[remote \"origin\"]";
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=').filter(|_| in_origin) else {
+            continue;
+        };
+        match key.trim() {
+            "url" => url = Some(value.trim().to_owned()),
+            "mirror" => mirror = value.trim() == "true",
+            _ => {}
+        }
+    }
+    url.filter(|_| mirror)
 }
 
 fn compose(
@@ -215,4 +246,31 @@ pub fn delivery_text(outcome: &forge_domain::task::TaskOutcome) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mirror_clone_names_its_origin() {
+        let check = |text: &str, expected: Option<&str>| {
+            assert_eq!(origin_of_mirror_config(text).as_deref(), expected, "{text}");
+        };
+        check(
+            "[core]\n\tbare = true\n[remote \"origin\"]\n\turl = file:///r.git\n\tfetch = +refs/*:refs/*\n\tmirror = true\n",
+            Some("file:///r.git"),
+        );
+        // Look-alikes: a plain clone, another remote that mirrors, no URL.
+        check(
+            "[remote \"origin\"]\n\turl = https://g/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n",
+            None,
+        );
+        check(
+            "[remote \"origin\"]\n\turl = https://g/r.git\n[remote \"backup\"]\n\turl = x\n\tmirror = true\n",
+            None,
+        );
+        check("[remote \"origin\"]\n\tmirror = true\n", None);
+        check("", None);
+    }
 }

@@ -57,7 +57,7 @@ impl Setup {
         std::fs::write(
             &agent,
             format!(
-                "#!/bin/sh\ncase \"$1\" in --version) ;; *) echo \"answer $$\" > answer.txt ;; esac\nexec {:?} \"$@\"\n",
+                "#!/bin/sh\ncase \"$1\" in --version) ;; *) echo \"answer $$\" > answer.txt; [ -z \"$AGENT_ALSO\" ] || echo 'API_KEY=1' > \"$AGENT_ALSO\" ;; esac\nexec {:?} \"$@\"\n",
                 fake().display().to_string()
             ),
         )
@@ -656,4 +656,47 @@ fn postgres_going_away_mid_run_loses_nothing_and_runs_nothing_twice() {
     for worker in workers {
         assert_eq!(worker.stop(), Some(0));
     }
+}
+
+/// A risky change of a URL task waits for approval in the worker's cache of the
+/// repository; approving it there commits and pushes it to the URL, once.
+#[test]
+fn an_approved_url_task_is_pushed_to_the_url_once() {
+    let setup = Setup::new(false);
+    let out = setup
+        .forge("worker-machine")
+        .env("AGENT_ALSO", ".env")
+        .args(["task", "run", "--json", "--push", "--repo", &setup.repo()])
+        .args(["--task-id", "held-1", "write the answer"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(10), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["delivery"]["decision"], "pending_approval",
+        "{report}"
+    );
+    assert!(task_branches(&setup).is_empty());
+    // <cache>/.forgecode/worktrees/<id>
+    let cache = Path::new(report["worktree"].as_str().unwrap())
+        .ancestors()
+        .nth(3)
+        .unwrap()
+        .to_path_buf();
+    let approve = |code: i32| {
+        let out = setup
+            .forge("worker-machine")
+            .args(["approvals", "approve", "ap-held-1", "--push", "--repo"])
+            .arg(&cache)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+    };
+    approve(0);
+    assert_delivered_once(&setup, "held-1", BUILT_IN);
+    // Decided once: a second approval is told, and pushes nothing.
+    approve(4);
+    assert_delivered_once(&setup, "held-1", BUILT_IN);
 }
