@@ -22,6 +22,22 @@ pub enum FileChangeKind {
     Unknown,
 }
 
+/// Where a step of the agent's plan stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// One step of the agent's plan (its todo list).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanEntry {
+    pub content: String,
+    pub status: PlanStatus,
+}
+
 /// One thing that happened in a run. Serialised with a `type` tag in snake_case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -72,6 +88,10 @@ pub enum AgentEvent {
     FileChanged {
         path: String,
         change: FileChangeKind,
+    },
+    /// The agent's plan for the task, whole each time it changes (ACP's `plan` update).
+    Plan {
+        entries: Vec<PlanEntry>,
     },
     /// Usage so far (cumulative for this run, as far as the CLI reports it).
     UsageUpdate {
@@ -151,6 +171,7 @@ impl AgentEvent {
             AgentEvent::ToolCallStarted { .. } => "tool_call_started",
             AgentEvent::ToolCallFinished { .. } => "tool_call_finished",
             AgentEvent::FileChanged { .. } => "file_changed",
+            AgentEvent::Plan { .. } => "plan",
             AgentEvent::UsageUpdate { .. } => "usage_update",
             AgentEvent::Retry { .. } => "retry",
             AgentEvent::Warning { .. } => "warning",

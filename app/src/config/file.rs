@@ -48,6 +48,7 @@ const PROVIDER_KEYS: &[&str] = &[
     "kind",
     "command",
     "modes",
+    "auth_method",
 ];
 const PRICE_KEYS: &[&str] = &["input_per_mtok", "cached_input_per_mtok", "output_per_mtok"];
 
@@ -182,6 +183,7 @@ impl Reader {
             kind: self.string(t, p, "kind")?,
             command: self.strings(t, p, "command")?,
             modes: self.modes(t, p)?,
+            auth_method: self.string(t, p, "auth_method")?,
         })
         .and_then(|section| self.kind_keys(section, p))
     }
@@ -203,6 +205,10 @@ impl Reader {
             (None, None) if !section.modes.is_empty() => {
                 Err(self.err(&join(p, "modes"), "only with `kind` (e.g. kind = \"acp\")"))
             }
+            (None, None) if section.auth_method.is_some() => Err(self.err(
+                &join(p, "auth_method"),
+                "only with `kind` (e.g. kind = \"acp\")",
+            )),
             _ => Ok(section),
         }
     }
@@ -439,7 +445,7 @@ mod tests {
         );
         check(
             "[providers.claude]\nmodle = \"x\"",
-            "bad configuration in file /w/forge.toml: key `providers.claude.modle`: unknown key (expected one of: binary, args, env, home, isolate_home, copy_user_auth, model, fix_model, timeout_ms, max_turns, max_budget_usd, max_total_cost_usd, pricing, kind, command, modes)",
+            "bad configuration in file /w/forge.toml: key `providers.claude.modle`: unknown key (expected one of: binary, args, env, home, isolate_home, copy_user_auth, model, fix_model, timeout_ms, max_turns, max_budget_usd, max_total_cost_usd, pricing, kind, command, modes, auth_method)",
         );
         // A provider by kind: its keys, and look-alikes that are refused.
         check(

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use forge_adapter_acp::AcpDecoder;
 use forge_adapter_acp::flow::FlowConfig;
-use forge_domain::{AgentEvent, ToolKind};
+use forge_domain::{AgentEvent, PermissionMode, ToolKind};
 use forge_ports::Decoder;
 use forge_testkit::fixtures::fixtures_dir;
 
@@ -50,8 +50,10 @@ fn every_transcript_decodes() {
     let all = transcripts();
     assert_eq!(all.len(), 6, "three agents × two scenarios");
     for (agent, version, scenario, text) in &all {
+        // Recorded as the e2e suite runs them: `--permission-mode bypass`.
         let mut decoder = AcpDecoder::new(FlowConfig {
             workdir: "/work".into(),
+            permission_mode: Some(PermissionMode::Bypass),
             ..FlowConfig::default()
         });
         let mut events = Vec::new();
@@ -66,6 +68,7 @@ fn every_transcript_decodes() {
             pieces.content
         );
         assert!(pieces.metadata.session_id.is_some(), "{name}");
+        assert!(!pieces.content.contains("[MODE_UPDATE]"), "{name}");
         if scenario == "write_file" {
             let call = pieces.tool_calls.first().expect("a tool call");
             assert_eq!(call.kind, ToolKind::FileWrite, "{name}");
