@@ -73,7 +73,7 @@ pub struct Flow {
     pub init: Option<InitializeResponse>,
     open: Open,
     pub session_id: Option<String>,
-    /// `session/load` replays the history before its answer: those updates are not this run's.
+    /// `session/load` replays the history: those updates are not this run's.
     pub replaying: bool,
     /// The mode asked with `session/set_mode`, until the agent answers.
     pub mode_pending: Option<String>,
@@ -107,7 +107,7 @@ impl Flow {
                 Err(e) => Step::Failed(e),
             },
             (SET_MODE, Ok(_)) => {
-                self.mode_pending = None;
+                (self.mode_pending, self.replaying) = (None, false);
                 Step::Send(self.prompt_request())
             }
             (PROMPT, Ok(r)) => read(r, "session/prompt").map_or_else(Step::Failed, Step::Answered),
@@ -187,12 +187,19 @@ impl Flow {
     }
 
     fn opened(&mut self, opened: Opened) -> Step {
-        self.replaying = false;
         let Some(id) = opened.session_id.or_else(|| self.session_id.clone()) else {
             return Step::Failed("the agent answered session/new without a sessionId".into());
         };
         self.session_id = Some(id.clone());
-        let next = mode(opened.modes.as_ref(), &self.config).map(|m| match m {
+        // gemini 0.61 answers `session/load` before its replay ends: after a load, the
+        // session's mode is set (to the one it is in when the run asked for none), and the
+        // replay ends with that answer, which comes after the replayed updates.
+        let current = opened
+            .modes
+            .as_ref()
+            .map(|m| m.current_mode_id.0.to_string());
+        let sync = current.filter(|_| self.replaying);
+        let next = mode(opened.modes.as_ref(), &self.config).map(|m| match m.or(sync) {
             Some(mode) => {
                 self.mode_pending = Some(mode.clone());
                 let request = SetSessionModeRequest::new(id.clone(), mode);
@@ -200,6 +207,7 @@ impl Flow {
             }
             None => self.prompt_request(),
         });
+        self.replaying &= self.mode_pending.is_some();
         Step::Opened(id, next)
     }
 

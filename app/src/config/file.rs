@@ -423,7 +423,7 @@ mod tests {
     #[test]
     fn reads_a_provider_by_kind() {
         let config = parse(
-            "[providers.gemini-acp]\nkind = \"acp\"\ncommand = [\"gemini\", \"--acp\"]\nenv = { GEMINI_API_KEY = \"k\" }\nmodes = { bypass = \"yolo\" }",
+            "[providers.gemini-acp]\nkind = \"acp\"\ncommand = [\"gemini\", \"--acp\"]\nenv = { GEMINI_API_KEY = \"k\" }\nmodes = { bypass = \"yolo\" }\nauth_method = \"gemini-api-key\"",
         )
         .unwrap();
         let p = &config.providers["gemini-acp"];
@@ -433,6 +433,7 @@ mod tests {
             Some(&["gemini".to_owned(), "--acp".to_owned()][..])
         );
         assert_eq!(p.modes["bypass"], "yolo");
+        assert_eq!(p.auth_method.as_deref(), Some("gemini-api-key"));
         assert_eq!(p.env["GEMINI_API_KEY"], "k");
     }
 
@@ -463,6 +464,10 @@ mod tests {
         check(
             "[providers.gemini]\nmodes = { bypass = \"yolo\" }",
             "bad configuration in file /w/forge.toml: key `providers.gemini.modes`: only with `kind` (e.g. kind = \"acp\")",
+        );
+        check(
+            "[providers.gemini]\nauth_method = \"oauth\"",
+            "bad configuration in file /w/forge.toml: key `providers.gemini.auth_method`: only with `kind` (e.g. kind = \"acp\")",
         );
         check(
             "[providers.x-acp]\nkind = \"acp\"\ncommand = [\"a\"]\nmodes = { yolo = \"yolo\" }",

@@ -135,3 +135,30 @@ fn auth_that_cannot_be_done_is_an_error_naming_the_methods() {
         "the agent refused session/new: no cwd",
     );
 }
+
+#[test]
+fn a_load_waits_out_the_replay_that_follows_its_answer() {
+    // gemini 0.61 answers `session/load` first and replays the history after: forge sets the
+    // session's mode (the one it is in) and counts updates only after that answer.
+    let init = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}"#;
+    let loaded = r#"{"jsonrpc":"2.0","id":1,"result":{"modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Default"}]}}}"#;
+    let old = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"old"}}}}"#;
+    let set = r#"{"jsonrpc":"2.0","id":2,"result":{}}"#;
+    let new = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"new"}}}}"#;
+    let config = FlowConfig {
+        resume: Some("s1".into()),
+        ..FlowConfig::default()
+    };
+    let (sent, pieces) = converse(config, &[init, loaded, old, set, new, ANSWERED]);
+    assert_eq!(
+        sent,
+        [
+            "initialize",
+            "session/load",
+            "session/set_mode",
+            "session/prompt"
+        ]
+    );
+    assert_eq!(pieces.content, "new");
+    assert_eq!(pieces.reported_success, Some(true));
+}
