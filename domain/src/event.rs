@@ -204,4 +204,20 @@ mod tests {
         assert_eq!(back, ev);
         assert_eq!(back.kind(), "unknown");
     }
+
+    #[test]
+    fn a_plan_serialises_its_entries_and_their_status() {
+        let ev = AgentEvent::Plan {
+            entries: vec![PlanEntry {
+                content: "write the test".into(),
+                status: PlanStatus::InProgress,
+            }],
+        };
+        let json = serde_json::to_string(&ev).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"plan","entries":[{"content":"write the test","status":"in_progress"}]}"#
+        );
+        assert_eq!(serde_json::from_str::<AgentEvent>(&json).unwrap(), ev);
+    }
 }

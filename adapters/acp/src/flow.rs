@@ -159,12 +159,7 @@ impl Flow {
 
     /// The agent requires authentication: once, with the configured method.
     fn authenticate(&mut self, error: &RpcError) -> Step {
-        let offered: Vec<String> = self
-            .init
-            .iter()
-            .flat_map(|i| &i.auth_methods)
-            .map(|m| m.id().0.to_string())
-            .collect();
+        let offered = self.init.as_ref().map(auth_methods).unwrap_or_default();
         let why = format!(
             "the agent requires authentication ({}); methods offered: {}",
             rpc::describe(error),
@@ -213,24 +208,16 @@ impl Flow {
 
     fn open_request(&self) -> String {
         let (cwd, servers) = (self.config.workdir.clone(), self.mcp_servers());
-        let method = self.method(SESSION);
-        match &self.open {
-            Open::New => rpc::request(
-                SESSION,
-                method,
-                &NewSessionRequest::new(cwd).mcp_servers(servers),
-            ),
-            Open::Resume(id) => rpc::request(
-                SESSION,
-                method,
-                &ResumeSessionRequest::new(id.clone(), cwd).mcp_servers(servers),
-            ),
-            Open::Load(id) => rpc::request(
-                SESSION,
-                method,
-                &LoadSessionRequest::new(id.clone(), cwd).mcp_servers(servers),
-            ),
-        }
+        let params = match &self.open {
+            Open::New => to_value(NewSessionRequest::new(cwd).mcp_servers(servers)),
+            Open::Resume(id) => {
+                to_value(ResumeSessionRequest::new(id.clone(), cwd).mcp_servers(servers))
+            }
+            Open::Load(id) => {
+                to_value(LoadSessionRequest::new(id.clone(), cwd).mcp_servers(servers))
+            }
+        };
+        rpc::request(SESSION, self.method(SESSION), &params)
     }
 
     fn mcp_servers(&self) -> Vec<McpServer> {
@@ -255,6 +242,18 @@ impl Flow {
             &PromptRequest::new(id, vec![text]),
         )
     }
+}
+
+fn to_value(params: impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(params).unwrap_or_default()
+}
+
+/// The ids of the authentication methods the agent offers.
+pub fn auth_methods(init: &InitializeResponse) -> Vec<String> {
+    init.auth_methods
+        .iter()
+        .map(|m| m.id().0.to_string())
+        .collect()
 }
 
 fn read<'a, T: Deserialize<'a>>(result: &'a str, method: &str) -> Result<T, String> {

@@ -192,11 +192,7 @@ impl Provider for AcpProvider {
             let info = init.agent_info.as_ref();
             detection.version = info.map(|i| format!("{} {}", i.name, i.version));
             detection.version_supported = Some(init.protocol_version == rpc::PROTOCOL);
-            let methods: Vec<String> = init
-                .auth_methods
-                .iter()
-                .map(|m| m.id().0.to_string())
-                .collect();
+            let methods = flow::auth_methods(init);
             detection.auth_detail = Some(match methods.is_empty() {
                 true => "no authentication needed".to_owned(),
                 false => format!("authentication methods offered: {}", methods.join(", ")),
