@@ -22,6 +22,22 @@ pub enum FileChangeKind {
     Unknown,
 }
 
+/// Where a step of the agent's plan stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// One step of the agent's plan (its todo list).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanEntry {
+    pub content: String,
+    pub status: PlanStatus,
+}
+
 /// One thing that happened in a run. Serialised with a `type` tag in snake_case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -72,6 +88,10 @@ pub enum AgentEvent {
     FileChanged {
         path: String,
         change: FileChangeKind,
+    },
+    /// The agent's plan for the task, whole each time it changes (ACP's `plan` update).
+    Plan {
+        entries: Vec<PlanEntry>,
     },
     /// Usage so far (cumulative for this run, as far as the CLI reports it).
     UsageUpdate {
@@ -151,6 +171,7 @@ impl AgentEvent {
             AgentEvent::ToolCallStarted { .. } => "tool_call_started",
             AgentEvent::ToolCallFinished { .. } => "tool_call_finished",
             AgentEvent::FileChanged { .. } => "file_changed",
+            AgentEvent::Plan { .. } => "plan",
             AgentEvent::UsageUpdate { .. } => "usage_update",
             AgentEvent::Retry { .. } => "retry",
             AgentEvent::Warning { .. } => "warning",
@@ -182,5 +203,21 @@ mod tests {
         let back: AgentEvent = serde_json::from_str(&json).unwrap();
         assert_eq!(back, ev);
         assert_eq!(back.kind(), "unknown");
+    }
+
+    #[test]
+    fn a_plan_serialises_its_entries_and_their_status() {
+        let ev = AgentEvent::Plan {
+            entries: vec![PlanEntry {
+                content: "write the test".into(),
+                status: PlanStatus::InProgress,
+            }],
+        };
+        let json = serde_json::to_string(&ev).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"plan","entries":[{"content":"write the test","status":"in_progress"}]}"#
+        );
+        assert_eq!(serde_json::from_str::<AgentEvent>(&json).unwrap(), ev);
     }
 }

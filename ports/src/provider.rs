@@ -46,6 +46,9 @@ pub struct ProviderSettings {
     /// forge permission mode (`default`, `accept-edits`, `bypass`, `plan`) → the agent's own
     /// mode id, overriding the adapter's matching.
     pub modes: BTreeMap<String, String>,
+    /// The authentication method a kind-configured agent is asked to use when it requires
+    /// authentication (`auth_method = "…"`, one of the ids it offers).
+    pub auth_method: Option<String>,
 }
 
 /// What a provider's CLI can do, declared honestly: the runtime and the CLI use this to

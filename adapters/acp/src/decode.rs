@@ -1,62 +1,71 @@
 //! [`AcpDecoder`]: one run's stdout (JSON-RPC lines) → canonical events and result pieces.
+//! Every message is read with the SDK's schema types; its [`Flow`] follows the conversation
+//! as the session does.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, InitializeResponse, PromptResponse, SessionNotification, SessionUpdate,
+    ContentBlock, Meta, PlanEntryStatus, PromptResponse, SessionNotification, SessionUpdate,
     StopReason, ToolCallContent, ToolCallStatus, ToolKind as AcpKind,
 };
 use forge_domain::{
-    AgentEvent, CostSource, EventAccumulator, ExecutionStatus, FileChangeKind, ForgeError, RawJson,
-    SessionId, ToolKind, Usage,
+    AgentEvent, CostSource, EventAccumulator, ExecutionMetadata, ExecutionStatus, FileChangeKind,
+    ForgeError, PlanEntry, PlanStatus, RawJson, SessionId, ToolKind, Usage,
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 use serde::Deserialize;
 
-use crate::flow::{self, FlowConfig, Open};
-use crate::rpc::{self, Incoming, Kind};
+use crate::flow::{Flow, FlowConfig, Step};
+use crate::rpc::{self, Kind};
 
-/// The `sessionUpdate` tag alone, to name an update the schema cannot read.
+/// The `sessionUpdate` tag alone: names an update, also one the schema cannot read.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Tagged<'a> {
-    #[serde(borrow)]
-    update: UpdateTag<'a>,
+struct Tagged {
+    update: Tag,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct UpdateTag<'a> {
-    session_update: &'a str,
+struct Tag {
+    session_update: String,
 }
 
-/// `_meta` usage some agents attach to a prompt's answer (token counts by another name).
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct MetaUsage {
-    #[serde(default, alias = "input_tokens")]
+/// gemini's token counts, in the prompt answer's `_meta.quota.token_count`.
+#[derive(Deserialize)]
+struct GeminiMeta {
+    quota: Quota,
+}
+
+#[derive(Deserialize)]
+struct Quota {
+    token_count: TokenCount,
+}
+
+#[derive(Deserialize)]
+struct TokenCount {
     input_tokens: u64,
-    #[serde(default, alias = "output_tokens")]
     output_tokens: u64,
-    #[serde(default, alias = "cache_read_input_tokens", alias = "cachedReadTokens")]
-    cache_read_tokens: u64,
 }
 
-/// A tool call until it completes: its kinds, title and the paths it touches.
+/// A command's exit code, where an agent puts it in a tool call's `rawOutput`.
+#[derive(Deserialize)]
+struct Exit {
+    #[serde(alias = "exitCode")]
+    exit_code: i32,
+}
+
+/// A tool call until it completes: its kind, title and the paths it touches.
 struct OpenCall {
     kind: AcpKind,
     name: Arc<str>,
-    paths: Vec<std::path::PathBuf>,
+    paths: Vec<PathBuf>,
 }
 
 pub struct AcpDecoder {
-    config: FlowConfig,
+    flow: Flow,
     acc: EventAccumulator,
-    opened: Option<Open>,
-    /// `session/load` replays the history as updates before its answer: not this run's.
-    replaying: bool,
-    cli_version: Option<String>,
     /// Each open tool call, for its later updates.
     tools: HashMap<Arc<str>, OpenCall>,
     stop: Option<StopReason>,
@@ -69,11 +78,8 @@ pub struct AcpDecoder {
 impl AcpDecoder {
     pub fn new(config: FlowConfig) -> Self {
         Self {
-            config,
+            flow: Flow::new(config),
             acc: EventAccumulator::new(),
-            opened: None,
-            replaying: false,
-            cli_version: None,
             tools: HashMap::new(),
             stop: None,
             usage: None,
@@ -87,90 +93,54 @@ impl AcpDecoder {
         out.push(event);
     }
 
+    fn unknown(&mut self, out: &mut Vec<AgentEvent>, kind: &str, raw: &str) {
+        let (kind, raw) = (kind.to_owned(), RawJson::from_parsed(raw));
+        self.emit(out, AgentEvent::Unknown { kind, raw });
+    }
+
     fn fail(&mut self, out: &mut Vec<AgentEvent>, message: String) {
+        let code = Some("acp".into());
         self.emit(
             out,
             AgentEvent::Error {
                 message: message.clone(),
-                code: Some("acp".into()),
+                code,
             },
         );
         self.failure.get_or_insert(message);
     }
 
-    fn on_answer(&mut self, id: i64, result: Result<&str, String>, out: &mut Vec<AgentEvent>) {
-        let result = match result {
-            Ok(r) => r,
-            Err(message) => {
-                let what = match id {
-                    rpc::INITIALIZE => "initialize",
-                    rpc::SESSION => self.opened.as_ref().map_or("session", Open::method),
-                    rpc::SET_MODE => "session/set_mode",
-                    _ => "session/prompt",
-                };
-                return self.fail(out, format!("the agent refused {what}: {message}"));
-            }
-        };
-        match id {
-            rpc::INITIALIZE => match serde_json::from_str::<InitializeResponse>(result) {
-                Ok(init) => {
-                    self.cli_version = init.agent_info.as_ref().map(|i| i.version.clone());
-                    match flow::open(&init, &self.config) {
-                        Ok(open) => {
-                            self.replaying = matches!(open, Open::Load(_));
-                            self.opened = Some(open);
-                        }
-                        Err(reason) => self.fail(out, reason),
-                    }
+    fn cli_version(&self) -> Option<String> {
+        let info = self.flow.init.as_ref()?.agent_info.as_ref()?;
+        Some(info.version.clone())
+    }
+
+    fn on_answer(&mut self, step: Step, out: &mut Vec<AgentEvent>) {
+        match step {
+            Step::Opened(id, next) => {
+                if let Ok(session_id) = SessionId::new(id) {
+                    let cwd = Some(self.flow.config.workdir.display().to_string());
+                    let (model, cli_version, tools) = (None, self.cli_version(), Vec::new());
+                    let event = AgentEvent::SessionStarted {
+                        session_id,
+                        model,
+                        cwd,
+                        cli_version,
+                        tools,
+                    };
+                    self.emit(out, event);
                 }
-                Err(e) => self.fail(out, format!("unreadable initialize answer: {e}")),
-            },
-            rpc::SESSION => self.on_opened(result, out),
-            rpc::PROMPT => match serde_json::from_str::<PromptResponse>(result) {
-                Ok(done) => self.on_prompt_done(done, result, out),
-                Err(e) => self.fail(out, format!("unreadable session/prompt answer: {e}")),
-            },
-            _ => {}
+                if let Err(reason) = next {
+                    self.fail(out, reason);
+                }
+            }
+            Step::Answered(done) => self.completed(done, out),
+            Step::Failed(reason) => self.fail(out, reason),
+            Step::Send(_) | Step::Ignored => {}
         }
     }
 
-    fn on_opened(&mut self, result: &str, out: &mut Vec<AgentEvent>) {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Opened {
-            #[serde(default)]
-            session_id: Option<String>,
-            #[serde(default)]
-            modes: Option<agent_client_protocol::v1::schema::SessionModeState>,
-        }
-        self.replaying = false;
-        let Ok(opened) = serde_json::from_str::<Opened>(result) else {
-            return self.fail(out, "unreadable answer opening the session".into());
-        };
-        let resumed = match &self.opened {
-            Some(Open::Resume(id) | Open::Load(id)) => Some(id.clone()),
-            _ => None,
-        };
-        if let Some(Ok(session_id)) = opened.session_id.or(resumed).map(SessionId::new) {
-            let cwd = Some(self.config.workdir.display().to_string());
-            let cli_version = self.cli_version.clone();
-            self.emit(
-                out,
-                AgentEvent::SessionStarted {
-                    session_id,
-                    model: None,
-                    cwd,
-                    cli_version,
-                    tools: Vec::new(),
-                },
-            );
-        }
-        if let Err(reason) = flow::mode(opened.modes.as_ref(), &self.config) {
-            self.fail(out, reason);
-        }
-    }
-
-    fn on_prompt_done(&mut self, done: PromptResponse, raw: &str, out: &mut Vec<AgentEvent>) {
+    fn completed(&mut self, done: PromptResponse, out: &mut Vec<AgentEvent>) {
         let usage = done.usage.as_ref().map(|u| Usage {
             input_tokens: u.input_tokens,
             output_tokens: u.output_tokens,
@@ -178,20 +148,18 @@ impl AcpDecoder {
             cache_write_tokens: u.cached_write_tokens.unwrap_or(0),
             reasoning_tokens: u.thought_tokens.unwrap_or(0),
         });
-        let usage = usage.or_else(|| meta_usage(raw)).or(self.usage);
-        self.usage = usage;
+        self.usage = usage.or_else(|| meta_usage(done.meta)).or(self.usage);
         let status = match done.stop_reason {
             StopReason::EndTurn => ExecutionStatus::Success,
             StopReason::Cancelled => ExecutionStatus::Partial,
             _ => ExecutionStatus::Error,
         };
-        let stop_reason = stop_name(done.stop_reason).to_owned();
         self.stop = Some(done.stop_reason);
         let event = AgentEvent::Completed {
             status,
-            stop_reason: Some(stop_reason),
+            stop_reason: Some(stop_name(done.stop_reason).to_owned()),
             result_text: None,
-            usage,
+            usage: self.usage,
             cost_usd: self.reported_cost,
             cost_source: self.reported_cost.map(|_| CostSource::Reported),
             num_turns: None,
@@ -201,42 +169,33 @@ impl AcpDecoder {
     }
 
     fn on_update(&mut self, params: &str, out: &mut Vec<AgentEvent>) -> Result<(), String> {
-        let note = match serde_json::from_str::<SessionNotification>(params) {
-            Ok(note) => note,
-            Err(e) => {
-                let kind = serde_json::from_str::<Tagged<'_>>(params)
-                    .map(|t| t.update.session_update.to_owned())
-                    .map_err(|_| e.to_string())?;
-                let raw = RawJson::from_parsed(params);
-                self.emit(out, AgentEvent::Unknown { kind, raw });
-                return Ok(());
-            }
+        let tag = serde_json::from_str::<Tagged>(params).map_err(|e| e.to_string())?;
+        let kind = tag.update.session_update;
+        let Ok(note) = serde_json::from_str::<SessionNotification>(params) else {
+            self.unknown(out, &kind, params);
+            return Ok(());
         };
         match note.update {
             SessionUpdate::AgentMessageChunk(chunk) => match chunk.content {
-                ContentBlock::Text(t) => self.emit(
-                    out,
-                    AgentEvent::Text {
-                        text: t.text.into(),
-                        delta: true,
-                    },
-                ),
-                _ => self.unknown(out, "agent_message_chunk", params),
+                ContentBlock::Text(t) if self.is_mode_announcement(&t.text) => {
+                    self.unknown(out, "mode_update", params);
+                }
+                ContentBlock::Text(t) => {
+                    let text = t.text.into();
+                    self.emit(out, AgentEvent::Text { text, delta: true });
+                }
+                _ => self.unknown(out, &kind, params),
             },
             SessionUpdate::AgentThoughtChunk(chunk) => match chunk.content {
-                ContentBlock::Text(t) => self.emit(
-                    out,
-                    AgentEvent::Thinking {
-                        text: t.text,
-                        delta: true,
-                    },
-                ),
-                _ => self.unknown(out, "agent_thought_chunk", params),
+                ContentBlock::Text(t) => {
+                    let text = t.text;
+                    self.emit(out, AgentEvent::Thinking { text, delta: true });
+                }
+                _ => self.unknown(out, &kind, params),
             },
             SessionUpdate::UserMessageChunk(_) => {}
             SessionUpdate::ToolCall(call) => {
                 let id: Arc<str> = call.tool_call_id.0.clone();
-                let kind = tool_kind(call.kind);
                 let name: Arc<str> = call.title.as_str().into();
                 let paths = call.locations.iter().map(|l| l.path.clone()).collect();
                 let open = OpenCall {
@@ -245,17 +204,22 @@ impl AcpDecoder {
                     paths,
                 };
                 self.tools.insert(id.clone(), open);
-                let input = call
-                    .raw_input
-                    .clone()
-                    .unwrap_or_else(|| serde_json::json!({ "locations": call.locations }));
+                let input = match &call.raw_input {
+                    Some(input) => input.to_string(),
+                    None => serde_json::json!({ "locations": call.locations }).to_string(),
+                };
+                let (call_id, kind, input) = (
+                    id.clone(),
+                    tool_kind(call.kind),
+                    RawJson::from_parsed(&input),
+                );
                 self.emit(
                     out,
                     AgentEvent::ToolCallStarted {
-                        call_id: id.clone(),
+                        call_id,
                         kind,
                         name,
-                        input: RawJson::from_parsed(&input.to_string()),
+                        input,
                     },
                 );
                 self.finish_tool(
@@ -267,42 +231,46 @@ impl AcpDecoder {
                 );
             }
             SessionUpdate::ToolCallUpdate(update) => {
-                let id = update.tool_call_id.0.clone();
+                let (id, fields) = (update.tool_call_id.0, update.fields);
                 if let Some(open) = self.tools.get_mut(&id) {
-                    if let Some(kind) = update.fields.kind {
-                        open.kind = kind;
-                    }
-                    if let Some(locations) = &update.fields.locations {
+                    open.kind = fields.kind.unwrap_or(open.kind);
+                    if let Some(locations) = &fields.locations {
                         open.paths = locations.iter().map(|l| l.path.clone()).collect();
                     }
                 }
-                let content = update.fields.content.clone().unwrap_or_default();
-                if let Some(status) = update.fields.status {
-                    self.finish_tool(
-                        out,
-                        &id,
-                        status,
-                        update.fields.raw_output.as_ref(),
-                        &content,
-                    );
+                if let Some(status) = fields.status {
+                    let content = fields.content.unwrap_or_default();
+                    self.finish_tool(out, &id, status, fields.raw_output.as_ref(), &content);
                 }
+            }
+            SessionUpdate::Plan(plan) => {
+                let entries = plan.entries.into_iter().map(|e| PlanEntry {
+                    content: e.content,
+                    status: match e.status {
+                        PlanEntryStatus::InProgress => PlanStatus::InProgress,
+                        PlanEntryStatus::Completed => PlanStatus::Completed,
+                        _ => PlanStatus::Pending,
+                    },
+                });
+                let entries = entries.collect();
+                self.emit(out, AgentEvent::Plan { entries });
             }
             SessionUpdate::UsageUpdate(u) => {
                 if let Some(cost) = u.cost.filter(|c| c.currency.eq_ignore_ascii_case("USD")) {
                     self.reported_cost = Some(cost.amount);
                 }
-                self.unknown(out, "usage_update", params);
-            }
-            SessionUpdate::Plan(_) => self.unknown(out, "plan", params),
-            _ => {
-                let kind = serde_json::from_str::<Tagged<'_>>(params).map_or_else(
-                    |_| "session/update".to_owned(),
-                    |t| t.update.session_update.to_owned(),
-                );
                 self.unknown(out, &kind, params);
             }
+            _ => self.unknown(out, &kind, params),
         }
         Ok(())
+    }
+
+    /// gemini announces the mode forge set as an `agent_message_chunk` of exactly
+    /// `[MODE_UPDATE] <mode id>` before it answers `session/set_mode`: not the answer's text.
+    fn is_mode_announcement(&self, text: &str) -> bool {
+        let mode = self.flow.mode_pending.as_deref();
+        mode.is_some_and(|m| text.strip_prefix("[MODE_UPDATE] ") == Some(m))
     }
 
     fn finish_tool(
@@ -313,14 +281,11 @@ impl AcpDecoder {
         raw_output: Option<&serde_json::Value>,
         content: &[ToolCallContent],
     ) {
-        if !matches!(status, ToolCallStatus::Completed | ToolCallStatus::Failed) {
-            return;
-        }
-        let Some(open) = self.tools.remove(id) else {
+        let done = matches!(status, ToolCallStatus::Completed | ToolCallStatus::Failed);
+        let Some(open) = done.then(|| self.tools.remove(id)).flatten() else {
             return;
         };
-        let (kind, name) = (tool_kind(open.kind), open.name);
-        let text: String = content
+        let text: Vec<&str> = content
             .iter()
             .filter_map(|c| match c {
                 ToolCallContent::Content(c) => match &c.content {
@@ -329,24 +294,20 @@ impl AcpDecoder {
                 },
                 _ => None,
             })
-            .collect::<Vec<_>>()
-            .join("\n");
+            .collect();
         let output = match raw_output {
             Some(serde_json::Value::String(s)) => Some(s.clone()),
             Some(v) if text.is_empty() => Some(v.to_string()),
-            _ => (!text.is_empty()).then_some(text),
+            _ => (!text.is_empty()).then(|| text.join("\n")),
         };
-        let exit_code = raw_output
-            .and_then(|v| v.get("exit_code").or_else(|| v.get("exitCode")))
-            .and_then(serde_json::Value::as_i64)
-            .and_then(|c| i32::try_from(c).ok());
+        let exit = raw_output.and_then(|v| Exit::deserialize(v).ok());
         let event = AgentEvent::ToolCallFinished {
             call_id: id.clone(),
-            kind,
-            name,
+            kind: tool_kind(open.kind),
+            name: open.name,
             output: output.map(Into::into),
             is_error: status == ToolCallStatus::Failed,
-            exit_code,
+            exit_code: exit.map(|e| e.exit_code),
         };
         self.emit(out, event);
         // A completed edit, delete or move changed the files it names.
@@ -358,21 +319,13 @@ impl AcpDecoder {
         };
         if status == ToolCallStatus::Completed {
             for path in open.paths {
-                let path = path.strip_prefix(&self.config.workdir).unwrap_or(&path);
+                let path = path
+                    .strip_prefix(&self.flow.config.workdir)
+                    .unwrap_or(&path);
                 let path = path.display().to_string();
                 self.emit(out, AgentEvent::FileChanged { path, change });
             }
         }
-    }
-
-    fn unknown(&mut self, out: &mut Vec<AgentEvent>, kind: &str, raw: &str) {
-        self.emit(
-            out,
-            AgentEvent::Unknown {
-                kind: kind.to_owned(),
-                raw: RawJson::from_parsed(raw),
-            },
-        );
     }
 }
 
@@ -399,21 +352,14 @@ fn stop_name(reason: StopReason) -> &'static str {
     }
 }
 
-/// Token counts an agent put in the prompt answer's `_meta`.
-fn meta_usage(raw: &str) -> Option<Usage> {
-    let value: serde_json::Value = serde_json::from_str(raw).ok()?;
-    let meta = value.get("_meta")?;
-    // `_meta.usage`, `_meta.<agent>.usage`, or gemini's `_meta.quota.token_count`.
-    let found = meta.get("usage").cloned().or_else(|| {
-        meta.as_object()?
-            .values()
-            .find_map(|v| v.get("usage").or_else(|| v.get("token_count")).cloned())
-    })?;
-    let m: MetaUsage = serde_json::from_value(found).ok()?;
+/// Token counts an agent put in the prompt answer's `_meta` (gemini's).
+fn meta_usage(meta: Option<Meta>) -> Option<Usage> {
+    let meta: GeminiMeta = serde_json::from_value(meta?.into()).ok()?;
+    let count = meta.quota.token_count;
+    let (input_tokens, output_tokens) = (count.input_tokens, count.output_tokens);
     Some(Usage {
-        input_tokens: m.input_tokens,
-        output_tokens: m.output_tokens,
-        cache_read_tokens: m.cache_read_tokens,
+        input_tokens,
+        output_tokens,
         ..Usage::default()
     })
 }
@@ -425,71 +371,53 @@ impl Decoder for AcpDecoder {
         line: &str,
         out: &mut Vec<AgentEvent>,
     ) -> Result<LineShape, ForgeError> {
-        let Some(incoming) = Incoming::read(line) else {
-            let shape = LineShape::classify(line);
-            if shape == LineShape::Text {
-                self.emit(
-                    out,
-                    AgentEvent::Unparsed {
-                        raw: line.to_owned(),
-                    },
-                );
-            } else if shape == LineShape::Json {
-                self.unknown(out, "json", line.trim());
-            }
-            return Ok(shape);
-        };
-        match incoming.kind() {
-            Kind::Notification("session/update") if self.replaying => {}
-            Kind::Notification("session/update") => {
-                let params = incoming.params.map_or("null", |p| p.get());
-                self.on_update(params, out)
-                    .map_err(|reason| ForgeError::parsing(line_no, line, reason))?;
-            }
-            Kind::Answer(id, result) => {
-                self.on_answer(
-                    id,
-                    result.map(|r| r.get()).map_err(|e| rpc::describe(&e)),
-                    out,
-                );
+        match rpc::read(line) {
+            None => match LineShape::classify(line) {
+                LineShape::Text => {
+                    let raw = line.to_owned();
+                    self.emit(out, AgentEvent::Unparsed { raw });
+                    return Ok(LineShape::Text);
+                }
+                LineShape::Json => self.unknown(out, "json", line.trim()),
+                shape => return Ok(shape),
+            },
+            Some(Kind::Notification("session/update", _)) if self.flow.replaying => {}
+            Some(Kind::Notification("session/update", params)) => self
+                .on_update(params, out)
+                .map_err(|reason| ForgeError::parsing(line_no, line, reason))?,
+            Some(Kind::Answer(id, result)) => {
+                let step = self.flow.answer(id, result);
+                self.on_answer(step, out);
             }
             // The session answers the agent's requests and records what it did.
-            Kind::Request(..) => {}
-            Kind::Notification(method) => self.unknown(out, method, line.trim()),
-            Kind::Stray => self.unknown(out, "jsonrpc", line.trim()),
+            Some(Kind::Request(..)) => {}
+            Some(Kind::Notification(method, _)) => self.unknown(out, method, line.trim()),
+            Some(Kind::Stray) => self.unknown(out, "jsonrpc", line.trim()),
         }
         Ok(LineShape::Json)
     }
 
-    fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {
-        let content = self.acc.take_text_after_last_tool_or_all();
-        let mut errors = Vec::new();
-        let reported_success = match (&self.failure, self.stop) {
-            (Some(message), _) => {
-                errors.push(ForgeError::ProviderExecution {
-                    exit_code: None,
-                    stderr_summary: message.clone(),
-                    hint: None,
-                });
-                Some(false)
-            }
-            (None, Some(StopReason::EndTurn)) => Some(true),
-            (None, Some(StopReason::Cancelled)) => None,
-            (None, Some(reason)) => {
-                errors.push(ForgeError::ProviderExecution {
-                    exit_code: None,
-                    stderr_summary: format!("the agent stopped: {}", stop_name(reason)),
-                    hint: None,
-                });
-                Some(false)
-            }
-            (None, None) => None,
+    fn finish(&mut self, _exit: Option<&ProcessExit>) -> ResultPieces {
+        // A crash before the answer: the runtime adds the stderr tail.
+        let stopped = |reason| format!("the agent stopped: {}", stop_name(reason));
+        let error = match (&self.failure, self.stop) {
+            (Some(message), _) => Some(message.clone()),
+            (None, Some(StopReason::EndTurn | StopReason::Cancelled) | None) => None,
+            (None, Some(reason)) => Some(stopped(reason)),
         };
-        // A crash before the answer: the stderr tail says why (the runtime adds it).
-        let _ = exit;
-        let mut metadata = forge_domain::ExecutionMetadata {
+        let reported_success = match self.stop {
+            _ if error.is_some() => Some(false),
+            Some(StopReason::EndTurn) => Some(true),
+            _ => None,
+        };
+        let errors = error.map(|stderr_summary| ForgeError::ProviderExecution {
+            exit_code: None,
+            stderr_summary,
+            hint: None,
+        });
+        let mut metadata = ExecutionMetadata {
             session_id: self.acc.session_id.clone(),
-            cli_version: self.cli_version.clone(),
+            cli_version: self.cli_version(),
             usage: self.usage.unwrap_or_default(),
             cost_usd: self.reported_cost,
             cost_source: self.reported_cost.map(|_| CostSource::Reported),
@@ -498,15 +426,14 @@ impl Decoder for AcpDecoder {
             ..Default::default()
         };
         if self.reported_cost.is_some() {
-            metadata
-                .notes
-                .push("cost_usd is the agent's own report (usage_update.cost)".to_owned());
+            let note = "cost_usd is the agent's own report (usage_update.cost)";
+            metadata.notes.push(note.to_owned());
         }
         ResultPieces {
             reported_success,
-            content,
+            content: self.acc.take_text_after_last_tool_or_all(),
             tool_calls: std::mem::take(&mut self.acc.tool_calls),
-            errors,
+            errors: errors.into_iter().collect(),
             metadata,
         }
     }

@@ -6,9 +6,9 @@
 //! the [`session::AcpSession`] answers (the client side: `initialize`, `session/new` or
 //! `session/load` / `session/resume`, the mode, `session/prompt`, `fs/*`,
 //! `session/request_permission`) and the [`decode::AcpDecoder`] turns the line into events.
-//! Both read the messages with the official SDK's schema types (`agent-client-protocol`);
-//! the decisions both need (which session request, which mode) are pure functions in
-//! [`flow`], so they agree without sharing state.
+//! Both read the messages with the official SDK's schema types (`agent-client-protocol`)
+//! and follow the conversation with a [`flow::Flow`] each, so they agree without sharing
+//! state.
 //!
 //! `terminal/*` is not advertised: the agents then run commands themselves, in their own
 //! process group under forge's.
@@ -40,8 +40,9 @@ pub const PASSTHROUGH_KINDS: &[&str] = &[
     "session_info_update",
     // Its cost is read into the result; the context window sizes are kept raw.
     "usage_update",
-    "plan",
     "permission",
+    // gemini's announcement of the mode forge set, kept out of the answer's text.
+    "mode_update",
 ];
 
 /// The provider named `id`, built from its settings (`command`, `env`, `modes`, …).

@@ -10,11 +10,9 @@ use forge_ports::{
     ProcessRunner, Provider, ProviderSettings, SessionServices,
 };
 
-use agent_client_protocol::v1::schema::InitializeResponse;
-
 use crate::decode::AcpDecoder;
-use crate::flow::FlowConfig;
-use crate::rpc::{self, Incoming, Kind};
+use crate::flow::{self, Flow, FlowConfig, Step};
+use crate::rpc::{self, Kind};
 use crate::session::AcpSession;
 
 /// How long `doctor` waits for the answer to `initialize`.
@@ -50,6 +48,7 @@ impl AcpProvider {
                 .map(|s| s.as_str().to_owned()),
             permission_mode: request.permission_mode,
             modes: self.settings.modes.clone(),
+            auth_method: self.settings.auth_method.clone(),
             mcp: ctx.and_then(|c| c.mcp.clone()),
         }
     }
@@ -167,66 +166,46 @@ impl Provider for AcpProvider {
             ));
             return detection;
         }
-        let cwd = std::env::temp_dir();
         let mut invocation = Invocation::new(
             program,
             self.settings.command.iter().skip(1).cloned().collect(),
-            cwd,
+            std::env::temp_dir(),
         );
         invocation.env.set.extend(self.settings.env.clone());
-        invocation.stdin = Some(format!("{}\n", crate::session::initialize_line()).into_bytes());
-        match runner.output(invocation, INITIALIZE_BOUND).await {
-            Ok(out) => match initialize_answer(&out.stdout) {
-                Some(Ok(init)) => {
-                    detection.version = init
-                        .agent_info
-                        .as_ref()
-                        .map(|i| format!("{} {}", i.name, i.version));
-                    detection.version_supported = Some(init.protocol_version == rpc::PROTOCOL);
-                    if init.protocol_version != rpc::PROTOCOL {
-                        detection.hints.push(format!(
-                            "the agent speaks ACP protocol version {}; forge speaks version {}",
-                            init.protocol_version,
-                            rpc::PROTOCOL
-                        ));
-                    }
-                    let methods: Vec<String> = init
-                        .auth_methods
-                        .iter()
-                        .map(|m| m.id().0.to_string())
-                        .collect();
-                    detection.auth_detail = Some(if methods.is_empty() {
-                        "no authentication needed".to_owned()
-                    } else {
-                        format!("authentication methods offered: {}", methods.join(", "))
-                    });
-                }
-                Some(Err(message)) => detection
-                    .hints
-                    .push(format!("the agent refused initialize: {message}")),
-                None => detection.hints.push(format!(
-                    "the agent did not answer initialize (stderr: {})",
-                    forge_domain::error::excerpt(out.stderr.trim(), 300)
-                )),
-            },
-            Err(e) => detection.hints.push(format!(
-                "initialize was not answered within {} s: {e}",
-                INITIALIZE_BOUND.as_secs()
+        invocation.stdin = Some(format!("{}\n", flow::initialize_request()).into_bytes());
+        let bound = INITIALIZE_BOUND.as_secs();
+        let out = match runner.output(invocation, INITIALIZE_BOUND).await {
+            Ok(out) => out,
+            Err(e) => {
+                let hint = format!("initialize was not answered within {bound} s: {e}");
+                detection.hints.push(hint);
+                return detection;
+            }
+        };
+        // The answer read as a run reads it: the same protocol check, the same errors.
+        let mut flow = Flow::new(FlowConfig::default());
+        let step = out.stdout.lines().find_map(|line| match rpc::read(line)? {
+            Kind::Answer(rpc::INITIALIZE, result) => Some(flow.answer(rpc::INITIALIZE, result)),
+            _ => None,
+        });
+        if let Some(init) = &flow.init {
+            let info = init.agent_info.as_ref();
+            detection.version = info.map(|i| format!("{} {}", i.name, i.version));
+            detection.version_supported = Some(init.protocol_version == rpc::PROTOCOL);
+            let methods = flow::auth_methods(init);
+            detection.auth_detail = Some(match methods.is_empty() {
+                true => "no authentication needed".to_owned(),
+                false => format!("authentication methods offered: {}", methods.join(", ")),
+            });
+        }
+        match step {
+            Some(Step::Failed(reason)) => detection.hints.push(reason),
+            Some(_) => {}
+            None => detection.hints.push(format!(
+                "the agent did not answer initialize (stderr: {})",
+                forge_domain::error::excerpt(out.stderr.trim(), 300)
             )),
         }
         detection
     }
-}
-
-/// The answer to `initialize` among the agent's stdout lines.
-fn initialize_answer(stdout: &str) -> Option<Result<InitializeResponse, String>> {
-    stdout
-        .lines()
-        .find_map(|line| match Incoming::read(line)?.kind() {
-            Kind::Answer(rpc::INITIALIZE, Ok(r)) => {
-                Some(serde_json::from_str(r.get()).map_err(|e| e.to_string()))
-            }
-            Kind::Answer(rpc::INITIALIZE, Err(e)) => Some(Err(rpc::describe(&e))),
-            _ => None,
-        })
 }

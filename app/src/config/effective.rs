@@ -66,6 +66,8 @@ pub struct EffectiveProvider {
     pub command: Option<Sourced<Vec<String>>>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub modes: BTreeMap<String, Sourced<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_method: Option<Sourced<String>>,
     /// The first source that mentioned this provider (for error messages).
     #[serde(skip)]
     pub declared_in: Option<Source>,
@@ -134,6 +136,7 @@ fn merge_provider(t: &mut EffectiveProvider, p: &PartialProvider, src: &Source) 
     }
     set(&mut t.kind, p.kind.clone(), src);
     set(&mut t.command, p.command.clone(), src);
+    set(&mut t.auth_method, p.auth_method.clone(), src);
     for (mode, id) in &p.modes {
         t.modes
             .insert(mode.clone(), Sourced::new(id.clone(), src.clone()));
@@ -230,6 +233,7 @@ impl EffectiveConfig {
             kind: p.kind.map(|s| s.value),
             command: p.command.map(|s| s.value).unwrap_or_default(),
             modes: p.modes.into_iter().map(|(k, v)| (k, v.value)).collect(),
+            auth_method: p.auth_method.map(|s| s.value),
         }
     }
 

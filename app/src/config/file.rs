@@ -50,6 +50,7 @@ const PROVIDER_KEYS: &[&str] = &[
     "kind",
     "command",
     "modes",
+    "auth_method",
 ];
 const PRICE_KEYS: &[&str] = &["input_per_mtok", "cached_input_per_mtok", "output_per_mtok"];
 
@@ -184,6 +185,7 @@ impl Reader {
             kind: self.string(t, p, "kind")?,
             command: self.strings(t, p, "command")?,
             modes: self.modes(t, p)?,
+            auth_method: self.string(t, p, "auth_method")?,
         })
         .and_then(|section| self.kind_keys(section, p))
     }
@@ -205,6 +207,10 @@ impl Reader {
             (None, None) if !section.modes.is_empty() => {
                 Err(self.err(&join(p, "modes"), "only with `kind` (e.g. kind = \"acp\")"))
             }
+            (None, None) if section.auth_method.is_some() => Err(self.err(
+                &join(p, "auth_method"),
+                "only with `kind` (e.g. kind = \"acp\")",
+            )),
             _ => Ok(section),
         }
     }
@@ -419,7 +425,7 @@ mod tests {
     #[test]
     fn reads_a_provider_by_kind() {
         let config = parse(
-            "[providers.gemini-acp]\nkind = \"acp\"\ncommand = [\"gemini\", \"--acp\"]\nenv = { GEMINI_API_KEY = \"k\" }\nmodes = { bypass = \"yolo\" }",
+            "[providers.gemini-acp]\nkind = \"acp\"\ncommand = [\"gemini\", \"--acp\"]\nenv = { GEMINI_API_KEY = \"k\" }\nmodes = { bypass = \"yolo\" }\nauth_method = \"gemini-api-key\"",
         )
         .unwrap();
         let p = &config.providers["gemini-acp"];
@@ -429,6 +435,7 @@ mod tests {
             Some(&["gemini".to_owned(), "--acp".to_owned()][..])
         );
         assert_eq!(p.modes["bypass"], "yolo");
+        assert_eq!(p.auth_method.as_deref(), Some("gemini-api-key"));
         assert_eq!(p.env["GEMINI_API_KEY"], "k");
     }
 
@@ -441,7 +448,7 @@ mod tests {
         );
         check(
             "[providers.claude]\nmodle = \"x\"",
-            "bad configuration in file /w/forge.toml: key `providers.claude.modle`: unknown key (expected one of: binary, args, env, home, isolate_home, copy_user_auth, model, fix_model, timeout_ms, max_turns, max_budget_usd, max_total_cost_usd, pricing, kind, command, modes)",
+            "bad configuration in file /w/forge.toml: key `providers.claude.modle`: unknown key (expected one of: binary, args, env, home, isolate_home, copy_user_auth, model, fix_model, timeout_ms, max_turns, max_budget_usd, max_total_cost_usd, pricing, kind, command, modes, auth_method)",
         );
         // A provider by kind: its keys, and look-alikes that are refused.
         check(
@@ -459,6 +466,10 @@ mod tests {
         check(
             "[providers.gemini]\nmodes = { bypass = \"yolo\" }",
             "bad configuration in file /w/forge.toml: key `providers.gemini.modes`: only with `kind` (e.g. kind = \"acp\")",
+        );
+        check(
+            "[providers.gemini]\nauth_method = \"oauth\"",
+            "bad configuration in file /w/forge.toml: key `providers.gemini.auth_method`: only with `kind` (e.g. kind = \"acp\")",
         );
         check(
             "[providers.x-acp]\nkind = \"acp\"\ncommand = [\"a\"]\nmodes = { yolo = \"yolo\" }",

@@ -44,6 +44,8 @@ pub struct PartialProvider {
     pub command: Option<Vec<String>>,
     /// forge permission mode → the agent's mode id, with `kind`.
     pub modes: BTreeMap<String, String>,
+    /// The authentication method the agent is asked to use, with `kind`.
+    pub auth_method: Option<String>,
 }
 
 /// A [`PartialConfig`] and where all of its values came from.

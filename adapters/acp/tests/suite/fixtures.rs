@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use forge_adapter_acp::AcpDecoder;
 use forge_adapter_acp::flow::FlowConfig;
-use forge_domain::{AgentEvent, ToolKind};
+use forge_domain::{AgentEvent, PermissionMode, ToolKind};
 use forge_ports::Decoder;
 use forge_testkit::fixtures::fixtures_dir;
 
@@ -45,38 +45,85 @@ fn kinds(events: &[AgentEvent]) -> Vec<String> {
     out
 }
 
+/// The session a transcript resumes: the one its first update names.
+fn resumed_session(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let v: serde_json::Value = serde_json::from_str(l).ok()?;
+        v["params"]["sessionId"].as_str().map(str::to_owned)
+    })
+}
+
 #[test]
 fn every_transcript_decodes() {
     let all = transcripts();
-    assert_eq!(all.len(), 6, "three agents × two scenarios");
+    assert_eq!(all.len(), 18, "three agents × six scenarios");
     for (agent, version, scenario, text) in &all {
+        let name = format!("{agent}__{version}__{scenario}");
+        let resume = (scenario == "resume")
+            .then(|| resumed_session(text))
+            .flatten();
+        // Recorded as the e2e suite runs them: `--permission-mode bypass`.
         let mut decoder = AcpDecoder::new(FlowConfig {
             workdir: "/work".into(),
+            permission_mode: Some(PermissionMode::Bypass),
+            resume: resume.clone(),
             ..FlowConfig::default()
         });
         let mut events = Vec::new();
         let errors = decoder.decode_document(text, &mut events);
-        assert!(errors.is_empty(), "{agent} {scenario}: {errors:?}");
+        assert!(errors.is_empty(), "{name}: {errors:?}");
         let pieces = decoder.finish(None);
-        let name = format!("{agent}__{version}__{scenario}");
-        assert_eq!(pieces.reported_success, Some(true), "{name}");
-        assert!(
-            pieces.content.contains("fake model") || pieces.content.contains("hello.txt"),
-            "{name}: {}",
-            pieces.content
+        // (reported success, a piece of the content or of the error)
+        let (success, witness) = match scenario.as_str() {
+            "plain_answer" => (Some(true), "fake model"),
+            "write_file" => (Some(true), "hello.txt"),
+            "shell" => (Some(true), ""),
+            "resume" => (Some(true), "kiwi"),
+            "http_500" => (Some(false), "the agent refused session/prompt"),
+            "cancel" => (None, ""),
+            other => panic!("{name}: no expectation for scenario {other}"),
+        };
+        assert_eq!(
+            pieces.reported_success, success,
+            "{name}: {:?}",
+            pieces.errors
         );
+        let said = format!("{} {:?}", pieces.content, pieces.errors);
+        assert!(said.contains(witness), "{name}: {said}");
+        assert!(!pieces.content.contains("[MODE_UPDATE]"), "{name}");
         assert!(pieces.metadata.session_id.is_some(), "{name}");
+        if let Some(resumed) = &resume {
+            assert_eq!(
+                pieces.metadata.session_id.as_ref().unwrap().as_str(),
+                resumed,
+                "{name}"
+            );
+            // The replayed history is not this run's answer.
+            assert!(
+                !pieces.content.contains("Noted"),
+                "{name}: {}",
+                pieces.content
+            );
+        }
         if scenario == "write_file" {
             let call = pieces.tool_calls.first().expect("a tool call");
             assert_eq!(call.kind, ToolKind::FileWrite, "{name}");
             assert_eq!(pieces.metadata.changed_files, ["hello.txt"], "{name}");
         }
+        if scenario == "shell" {
+            let shell = pieces.tool_calls.iter().find(|t| t.kind == ToolKind::Shell);
+            assert!(
+                shell.is_some_and(|t| !t.is_error),
+                "{name}: {:?}",
+                pieces.tool_calls
+            );
+        }
         // gemini and claude report tokens (in `_meta` and `usage_update`); codex-acp 0.16 only
         // the context window.
-        if agent != "codex" {
+        if agent != "codex" && success == Some(true) {
             assert!(pieces.metadata.usage.input_tokens > 0, "{name}");
         }
-        if agent == "claude" {
+        if agent == "claude" && success == Some(true) {
             assert!(
                 pieces.metadata.cost_usd.is_some(),
                 "{name}: claude reports its cost"

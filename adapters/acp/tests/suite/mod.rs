@@ -1,2 +1,4 @@
+mod decode;
 mod fixtures;
 mod flow;
+mod session;
