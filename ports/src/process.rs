@@ -185,6 +185,22 @@ pub trait ProcessRunner: Send + Sync {
         timeout: Duration,
     ) -> Result<CapturedOutput, ForgeError>;
 
+    /// As [`ProcessRunner::output`], but done at the first stdout line `enough` accepts:
+    /// the group is ended there and what was read returned (`code` `None`). For a server
+    /// that answers and stays up (an ACP agent asked to `initialize`). Default: a runner
+    /// that cannot stop early runs to the exit.
+    ///
+    /// # Errors
+    /// As [`ProcessRunner::output`].
+    async fn output_until(
+        &self,
+        invocation: Invocation,
+        timeout: Duration,
+        _enough: &(dyn for<'a> Fn(&'a str) -> bool + Send + Sync),
+    ) -> Result<CapturedOutput, ForgeError> {
+        self.output(invocation, timeout).await
+    }
+
     /// Where `program` would be found: itself when it contains a `/` and exists, else the
     /// first match on PATH. `None` when not found (not an error: callers report it).
     fn locate(&self, program: &Path) -> Option<PathBuf>;

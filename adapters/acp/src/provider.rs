@@ -174,7 +174,13 @@ impl Provider for AcpProvider {
         invocation.env.set.extend(self.settings.env.clone());
         invocation.stdin = Some(format!("{}\n", flow::initialize_request()).into_bytes());
         let bound = INITIALIZE_BOUND.as_secs();
-        let out = match runner.output(invocation, INITIALIZE_BOUND).await {
+        // Done at the answer: an agent may stay up after its stdin closes (codex-acp 0.16).
+        let answered =
+            |line: &str| matches!(rpc::read(line), Some(Kind::Answer(rpc::INITIALIZE, _)));
+        let out = match runner
+            .output_until(invocation, INITIALIZE_BOUND, &answered)
+            .await
+        {
             Ok(out) => out,
             Err(e) => {
                 let hint = format!("initialize was not answered within {bound} s: {e}");

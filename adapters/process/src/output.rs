@@ -11,11 +11,13 @@ use crate::runner::TokioProcessRunner;
 const CAPTURE_BYTES: usize = 1024 * 1024;
 
 /// Runs `invocation`, capturing stdout (its lines, blank lines dropped, joined by `\n`) and
-/// the last MiB of stderr; the whole group is killed after `timeout`.
+/// the last MiB of stderr, to its exit or to the first line `enough` accepts (then the group
+/// is ended and `code` is `None`); the whole group is killed after `timeout`.
 pub(crate) async fn run_to_completion(
     runner: &TokioProcessRunner,
     invocation: Invocation,
     timeout: Duration,
+    enough: impl Fn(&str) -> bool,
 ) -> Result<CapturedOutput, ForgeError> {
     let options = SpawnOptions {
         max_line_bytes: CAPTURE_BYTES,
@@ -25,17 +27,23 @@ pub(crate) async fn run_to_completion(
     let mut child = runner.start(invocation, options).await?;
     let captured = tokio::time::timeout(timeout, async {
         let mut stdout = String::new();
+        let mut done_early = false;
         while let Some(item) = child.next_stdout().await? {
             if let StdoutItem::Line { text, .. } = item {
                 if stdout.len() + text.len() < CAPTURE_BYTES {
                     stdout.push_str(&text);
                     stdout.push('\n');
                 }
+                if enough(&text) {
+                    done_early = true;
+                    child.killer().kill_now();
+                    break;
+                }
             }
         }
         let exit = child.wait().await?;
         Ok::<_, ForgeError>(CapturedOutput {
-            code: exit.code,
+            code: exit.code.filter(|_| !done_early),
             stdout,
             stderr: exit.stderr_tail,
         })

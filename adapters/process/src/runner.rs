@@ -158,7 +158,16 @@ impl ProcessRunner for TokioProcessRunner {
         invocation: Invocation,
         timeout: Duration,
     ) -> Result<CapturedOutput, ForgeError> {
-        crate::output::run_to_completion(self, invocation, timeout).await
+        crate::output::run_to_completion(self, invocation, timeout, |_| false).await
+    }
+
+    async fn output_until(
+        &self,
+        invocation: Invocation,
+        timeout: Duration,
+        enough: &(dyn for<'a> Fn(&'a str) -> bool + Send + Sync),
+    ) -> Result<CapturedOutput, ForgeError> {
+        crate::output::run_to_completion(self, invocation, timeout, |line| enough(line)).await
     }
 
     fn locate(&self, program: &Path) -> Option<PathBuf> {

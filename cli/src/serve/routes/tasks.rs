@@ -121,9 +121,6 @@ fn submission(body: SubmitBody, task_id: TaskId) -> Result<QueueSubmission, Stri
     if body.prompt.trim().is_empty() {
         return Err("prompt: the task is empty".to_owned());
     }
-    if body.options.push {
-        return Err(crate::cmd::task::run::URL_PUSH_UNSUPPORTED.to_owned());
-    }
     let max_attempts = body.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS);
     if !(1..=100).contains(&max_attempts) {
         return Err(format!("max_attempts: {max_attempts} is not in 1..=100"));
@@ -330,9 +327,10 @@ mod tests {
             json!({"repo": "file:///r", "prompt": "p", "max_attempts": 0}),
             Err("max_attempts"),
         );
+        // A URL task is delivered like a local one: --push travels with it.
         check(
             json!({"repo": "file:///r", "prompt": "p", "options": {"push": true}}),
-            Err("--push"),
+            Ok(DEFAULT_MAX_ATTEMPTS),
         );
     }
 
