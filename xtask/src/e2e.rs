@@ -12,6 +12,7 @@
 //! stands for all of its scenarios); `-p` narrows the providers of every group.
 
 pub mod acp;
+mod acp_surfaces;
 pub mod api;
 pub mod auto;
 pub mod capture;
@@ -160,7 +161,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "acp",
-        about: "each CLI's ACP agent as a `kind = \"acp\"` provider: text, file, shell, resume, 500, Ctrl-C",
+        about: "each CLI's ACP agent as a `kind = \"acp\"` provider: text, file, shell, resume, 500, Ctrl-C; stream, task, serve",
         scenarios: acp::names,
         run: acp::run,
     },
