@@ -43,6 +43,10 @@ pub struct BenchArgs {
     /// cargo's registry)
     #[arg(long, value_name = "PATH", requires = "warm")]
     pub warm_repo: Option<std::path::PathBuf>,
+    /// Only the ACP benchmark: time to first event through forge against a bare ACP client
+    /// (initialize, session/new, session/prompt) with the same agent, paired
+    #[arg(long)]
+    pub acp: bool,
     /// Build without optimisation (a quick look; not the shipped binary's numbers)
     #[arg(long)]
     pub debug: bool,
@@ -65,6 +69,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     if args.serve {
         let suite = e2e::setup(&root, true, "bench-serve", !args.debug)?;
         return crate::bench_serve::run(&suite, &root, args.runs);
+    }
+    if args.acp {
+        let suite = e2e::setup(&root, true, "bench-acp", !args.debug)?;
+        return crate::bench_acp::run(&suite, args.runs, &args.provider);
     }
     if !args.ttfe_only {
         say("cargo bench --workspace");

@@ -7,6 +7,7 @@
 //! - `new-provider`: a new adapter crate, wired into the workspace and the registry.
 
 mod bench;
+mod bench_acp;
 mod bench_memory;
 mod bench_serve;
 mod bench_warm;
