@@ -119,9 +119,18 @@ fn measure(suite: &Suite, server: &ServerProcess, cli: &str, runs: usize) -> any
         bare_runs.push(bare(suite, &agent)?);
         forge_runs.push(forge(suite, &agent)?);
     }
+    let shown = |times: &[Times]| {
+        times
+            .iter()
+            .map(|t| format!("{:.0}/{:.0}", t.update, t.text))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     say(&format!(
-        "{}: bare {bare_runs:.1?}, forge {forge_runs:.1?}",
-        agent.provider
+        "{} (update/text ms): bare {}; forge {}",
+        agent.provider,
+        shown(&bare_runs),
+        shown(&forge_runs)
     ));
     let medians = |times: &[Times]| Times {
         update: median(&mut times.iter().map(|t| t.update).collect::<Vec<_>>()),
