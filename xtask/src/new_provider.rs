@@ -126,7 +126,22 @@ pub fn generate(root: &Path, name: &str) -> anyhow::Result<Vec<PathBuf>> {
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         written.push(path);
     }
+    format_sources(&written);
     Ok(written)
+}
+
+/// rustfmt over the generated Rust files: a name longer or shorter than the templates' may
+/// move a line break. Best effort: without rustfmt the files still build.
+fn format_sources(written: &[PathBuf]) {
+    let sources: Vec<&PathBuf> = written
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs") && !p.ends_with("compose.rs"))
+        .collect();
+    let _ = std::process::Command::new("rustfmt")
+        .args(["--edition", "2024"])
+        .args(sources)
+        .stderr(std::process::Stdio::null())
+        .status();
 }
 
 /// A registry name that is also a crate name and a directory: `[a-z][a-z0-9-]*`, not
