@@ -50,6 +50,10 @@ pub struct BenchArgs {
     /// With `--queue`: 40 tasks instead of 200 (a quick look)
     #[arg(long, requires = "queue")]
     pub quick: bool,
+    /// Only the ACP benchmark: time to first event through forge against a bare ACP client
+    /// (initialize, session/new, session/prompt) with the same agent, paired
+    #[arg(long)]
+    pub acp: bool,
     /// Build without optimisation (a quick look; not the shipped binary's numbers)
     #[arg(long)]
     pub debug: bool,
@@ -75,6 +79,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     if args.serve {
         let suite = e2e::setup(&root, true, "bench-serve", !args.debug)?;
         return crate::bench_serve::run(&suite, &root, args.runs);
+    }
+    if args.acp {
+        let suite = e2e::setup(&root, true, "bench-acp", !args.debug)?;
+        return crate::bench_acp::run(&suite, args.runs, &args.provider);
     }
     if !args.ttfe_only {
         say("cargo bench --workspace");

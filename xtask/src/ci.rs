@@ -28,6 +28,7 @@ pub fn run() -> anyhow::Result<()> {
     status_line("cargo xtask e2e");
     crate::e2e::run(&crate::e2e::E2eArgs {
         record: false,
+        latest: false,
         provider: Vec::new(),
         scenario: Vec::new(),
         group: Vec::new(),

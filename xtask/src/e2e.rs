@@ -12,6 +12,7 @@
 //! stands for all of its scenarios); `-p` narrows the providers of every group.
 
 pub mod acp;
+mod acp_surfaces;
 pub mod api;
 pub mod auto;
 pub mod capture;
@@ -21,6 +22,7 @@ mod check;
 pub mod delivery;
 mod demo;
 mod install;
+pub mod latest;
 mod mcp;
 mod queue;
 mod queue_serve;
@@ -74,6 +76,11 @@ pub struct E2eArgs {
     /// group's runs
     #[arg(long)]
     pub record: bool,
+    /// The drift job: run against the newest published release of every pinned CLI and ACP
+    /// agent (`npm view`, installed into target/e2e/clis-latest), print their versions and,
+    /// at the end, the unknown event kinds per CLI version
+    #[arg(long, conflicts_with = "record")]
+    pub latest: bool,
 }
 
 /// One group of the suite.
@@ -161,7 +168,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "acp",
-        about: "each CLI's ACP agent as a `kind = \"acp\"` provider: text, file, shell, resume, 500, Ctrl-C",
+        about: "each CLI's ACP agent as a `kind = \"acp\"` provider: text, file, shell, resume, 500, Ctrl-C; stream, task, serve",
         scenarios: acp::names,
         run: acp::run,
     },
@@ -218,7 +225,16 @@ pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
     }
     let started = Instant::now();
     let root = workspace_root();
-    let suite = setup(&root, false, "work", false)?;
+    let clis = if args.latest {
+        let newest = latest::newest()?;
+        print(&latest::versions_table(&newest));
+        let dir = root.join("target/e2e/clis-latest");
+        latest::install(&dir, &newest)?;
+        Some(dir)
+    } else {
+        None
+    };
+    let suite = setup_with(&root, false, "work", false, clis)?;
     let mut results = Vec::new();
     for (group, scenarios) in plan {
         let group_started = Instant::now();
@@ -248,6 +264,9 @@ pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
     }
     let (text, failed) = summary::summary(&results, started.elapsed().as_secs_f64(), args.jobs);
     print(&text);
+    if args.latest {
+        print(&latest::drift_table(&latest::unknown_kinds(&suite.work)));
+    }
     if failed.is_empty() {
         Ok(())
     } else {
@@ -263,11 +282,28 @@ fn print(text: &str) {
 /// Installs the CLIs, builds the binary (`release`: optimised, for measurements), and clears
 /// `target/e2e/<work>`.
 pub fn setup(root: &Path, capture: bool, work: &str, release: bool) -> anyhow::Result<Suite> {
+    setup_with(root, capture, work, release, None)
+}
+
+/// [`setup`] with the CLIs already installed in `clis` (`--latest`), else the pinned ones.
+pub fn setup_with(
+    root: &Path,
+    capture: bool,
+    work: &str,
+    release: bool,
+    clis: Option<PathBuf>,
+) -> anyhow::Result<Suite> {
     let e2e = root.join("target/e2e");
-    let clis = std::env::var_os("FORGE_E2E_CLIS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| e2e.join("clis"));
-    install::ensure(&clis)?;
+    let clis = match clis {
+        Some(dir) => dir,
+        None => {
+            let dir = std::env::var_os("FORGE_E2E_CLIS_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| e2e.join("clis"));
+            install::ensure(&dir)?;
+            dir
+        }
+    };
     let mut build = vec!["build", "-p", "forge-cli"];
     if release {
         build.push("--release");

@@ -3,9 +3,11 @@
 //! - `ci`: format check, clippy with warnings denied, every test;
 //! - `e2e`: forge through the real pinned CLIs against the fake model, in groups (`--list`);
 //! - `bench`: the workspace benches and time-to-first-event through forge vs the raw CLI;
-//! - `man`: the man pages of `forge-code-agent` into `target/man/`.
+//! - `man`: the man pages of `forge-code-agent` into `target/man/`;
+//! - `new-provider`: a new adapter crate, wired into the workspace and the registry.
 
 mod bench;
+mod bench_acp;
 mod bench_memory;
 mod bench_queue;
 mod bench_serve;
@@ -13,6 +15,7 @@ mod bench_warm;
 mod ci;
 mod e2e;
 mod man;
+mod new_provider;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,6 +47,9 @@ enum Task {
     Bench(bench::BenchArgs),
     /// Generate target/man/forge-code-agent.1 (and one page per subcommand)
     Man,
+    /// Create adapters/NAME (a Provider and Decoder skeleton, a fixture, a passing decode
+    /// snapshot test) and wire it into the workspace and cli/src/compose.rs
+    NewProvider(new_provider::NewProviderArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +59,7 @@ fn main() -> ExitCode {
         Task::E2e(args) => e2e::run(&args),
         Task::Bench(args) => bench::run(&args),
         Task::Man => man::run(),
+        Task::NewProvider(args) => new_provider::run(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,7 +1,9 @@
 //! The acp group: each real CLI's Agent Client Protocol agent (`gemini --acp`, codex-acp,
 //! claude-agent-acp, pinned beside the CLIs) as a `kind = "acp"` provider configured by a
 //! `forge.toml` alone, against the fake model: text, a file written on disk, a command that
-//! really ran, two turns in one session by resume, an HTTP 500 from the model, and Ctrl-C.
+//! really ran, two turns in one session by resume, an HTTP 500 from the model, and Ctrl-C;
+//! then the same agents through `stream --jsonl`, `task run` and `serve`
+//! ([`super::acp_surfaces`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -15,16 +17,19 @@ use super::case_run::{Suite, isolate_env, run_with_watchdog};
 use super::summary::Verdict;
 use super::{Ctx, ServerProcess, say};
 
-const TIMEOUT: Duration = Duration::from_secs(120);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The cases, in the order each provider runs them.
-const CASES: [&str; 6] = [
+const CASES: [&str; 9] = [
     "acp_text",
     "acp_file_write",
     "acp_shell",
     "acp_resume",
     "acp_http_500",
     "acp_cancel",
+    "acp_stream",
+    "acp_task",
+    "acp_serve",
 ];
 
 pub fn names() -> Vec<&'static str> {
@@ -71,13 +76,18 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
 }
 
 /// A case's workspace and its agent, configured against a fake model of its own.
-struct Case {
-    workspace: PathBuf,
-    provider: String,
-    _server: ServerProcess,
+pub(super) struct Case {
+    pub(super) workspace: PathBuf,
+    pub(super) provider: String,
+    pub(super) _server: ServerProcess,
 }
 
-fn prepare(suite: &Suite, cli: &str, case: &str, scenario: &str) -> anyhow::Result<Case> {
+pub(super) fn prepare(
+    suite: &Suite,
+    cli: &str,
+    case: &str,
+    scenario: &str,
+) -> anyhow::Result<Case> {
     let root = suite.work.join(case).join(cli);
     if root.exists() {
         std::fs::remove_dir_all(&root)?;
@@ -132,11 +142,11 @@ fn run_forge(
     })
 }
 
-fn status(result: &Value) -> &str {
+pub(super) fn status(result: &Value) -> &str {
     result["status"].as_str().unwrap_or("")
 }
 
-fn ensure_success(result: &Value) -> anyhow::Result<()> {
+pub(super) fn ensure_success(result: &Value) -> anyhow::Result<()> {
     ensure!(
         status(result) == "success",
         "status {} (errors: {})",
@@ -295,6 +305,9 @@ fn run_case(suite: &Suite, cli: &str, case: &str) -> anyhow::Result<()> {
             Ok(())
         }
         "acp_cancel" => cancel(suite, cli),
+        "acp_stream" => super::acp_surfaces::stream(suite, cli),
+        "acp_task" => super::acp_surfaces::task(suite, cli),
+        "acp_serve" => super::acp_surfaces::serve(suite, cli),
         other => bail!("unknown case {other}"),
     }
 }

@@ -2,7 +2,8 @@
 //! the real claude, codex and gemini. Each provider's task (the built-in `task_fix_cycle`
 //! on a scratch repository) must end committed after two cycles in one resumed session,
 //! with a low risk and a cost, the closing table must say so, and the scratch directories
-//! must be gone afterwards.
+//! must be gone afterwards. With gemini, the demo ends with one prompt through `gemini --acp`
+//! as a `kind = "acp"` provider, which must succeed and write its file (gemini's verdict).
 
 use std::path::Path;
 use std::process::Command;
@@ -57,6 +58,11 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         for provider in expected {
             let mut row = f.clone();
             check_row(&stdout, provider, &mut row);
+            if provider == "gemini" && !stdout.contains(ACP_LINE) {
+                row.push(format!(
+                    "no `{ACP_LINE}` line: the ACP act failed or was skipped"
+                ));
+            }
             failed |= row.len() > f.len();
             if !row.is_empty() {
                 row = vec![format!(
@@ -82,6 +88,9 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
     }
     Ok(verdicts)
 }
+
+/// What the demo prints when its `gemini --acp` run succeeded.
+const ACP_LINE: &str = "gemini-acp through ACP: success, wrote hello.txt";
 
 /// `claude  committed  2  yes  1/10  $0.0123  14.2  forge/<id> @ <commit>`.
 fn check_row(stdout: &str, provider: &str, f: &mut Vec<String>) {

@@ -170,6 +170,18 @@ mod tests {
         );
     }
 
+    /// `--latest` reaches the arguments with the usual selection, and refuses `--record`
+    /// (fixtures are recorded from the pins).
+    #[test]
+    fn latest_is_an_argument_like_the_others() {
+        let cli = Cli::parse_from(["e2e", "--latest", "-g", "acp", "-p", "gemini"]);
+        assert!(cli.args.latest);
+        assert_eq!(cli.args.group, ["acp"]);
+        assert_eq!(providers(&cli.args).ok(), Some(vec!["gemini"]));
+        assert!(!Cli::parse_from(["e2e"]).args.latest);
+        assert!(Cli::try_parse_from(["e2e", "--latest", "--record"]).is_err());
+    }
+
     #[test]
     fn providers_are_checked_and_kept_in_table_order() {
         let cli = Cli::parse_from(["e2e", "-p", "gemini", "-p", "claude"]);

@@ -591,7 +591,7 @@ fn run_case(
 }
 
 /// Commits on `branch` that `main` lacks (`None`: git could not say).
-fn commits_on(repo: &Path, branch: &str) -> Option<u32> {
+pub(super) fn commits_on(repo: &Path, branch: &str) -> Option<u32> {
     let out = Command::new("git")
         .args(["rev-list", "--count", &format!("main..{branch}")])
         .current_dir(repo)
@@ -655,7 +655,7 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn make_repo(repo: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<()> {
+pub(super) fn make_repo(repo: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<()> {
     std::fs::create_dir_all(repo)?;
     git(repo, &["init", "-q", "-b", "main"])?;
     for (name, bytes) in files {

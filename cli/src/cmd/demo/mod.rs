@@ -3,8 +3,11 @@
 //! the guarded pipeline (agent, validation, a correction cycle resuming the same session,
 //! review, risk, commit) — with each provider's real CLI on a scratch repository: no
 //! account, no key, no internet besides the npm registry. `--run` keeps the single-prompt
-//! demo (one prompt, streamed events).
+//! demo (one prompt, streamed events). With gemini among the providers, the task demo ends
+//! with one prompt through `gemini --acp` configured as an Agent Client Protocol provider
+//! (`kind = "acp"`).
 
+mod acp;
 mod single;
 mod summary;
 mod task;
@@ -87,7 +90,14 @@ pub async fn run(args: DemoArgs) -> Result<u8, Failure> {
         return single::run(&setup, scenario, timeout).await;
     }
     let scenario = args.scenario.as_deref().unwrap_or(task::SCENARIO);
-    let code = task::run(&setup, scenario, timeout).await;
+    let mut code = task::run(&setup, scenario, timeout).await;
+    if setup.providers.contains(&acp::CLI) && matches!(code, Ok(crate::exit::SUCCESS)) {
+        match acp::run(&setup, timeout).await {
+            Ok(true) => {}
+            Ok(false) => code = Ok(crate::exit::RUN_ERROR),
+            Err(e) => code = Err(e),
+        }
+    }
     if args.keep {
         note(&format!(
             "kept the scratch repositories under {}",
