@@ -180,7 +180,11 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     anyhow::ensure!(last.1 == "task", "ends with the task: {}", summary());
     let task: Value = serde_json::from_str(&last.2)?;
     anyhow::ensure!(task["state"] == "succeeded", "succeeded: {task}");
-    anyhow::ensure!(task["report"]["status"] == "validated", "validated: {task}");
+    // A URL task is delivered: validated, then committed in the worker's cache.
+    anyhow::ensure!(
+        task["report"]["stop_reason"] == "validated" && task["report"]["status"] == "committed",
+        "validated and committed: {task}"
+    );
     let rest = read_stream(&events_url, Some("2"))?;
     let rest_ids: Vec<u64> = rest.iter().filter_map(|m| m.0).collect();
     anyhow::ensure!(
