@@ -10,7 +10,7 @@
 //! `Forge-Task` trailer.
 //! (Volume, kill -9 and cancel run with the fake CLI in `cli/tests/suite/queue.rs`.)
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -136,8 +136,23 @@ pub(super) fn forge(suite: &Suite, home: &Path, env: &[(String, String)]) -> Com
     command
 }
 
-fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
-    let dir = suite.work.join("queue").join(provider);
+/// One queue case's setting: its directory (made afresh), the fake model, the CLI's
+/// configuration and environment, and `remote.git`, the bare repository (one commit on
+/// `main`) every worker clones by URL.
+pub(super) struct QueueCase {
+    pub dir: PathBuf,
+    pub model: ServerProcess,
+    pub offline: offline::OfflineProvider,
+    pub env: Vec<(String, String)>,
+}
+
+pub(super) fn prepare_case(
+    suite: &Suite,
+    root: &Path,
+    group: &str,
+    provider: &str,
+) -> anyhow::Result<QueueCase> {
+    let dir = suite.work.join(group).join(provider);
     if dir.exists() {
         std::fs::remove_dir_all(&dir)?;
     }
@@ -145,7 +160,7 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     let scenario = root
         .join("xtask/src/e2e/delivery_scenarios")
         .join(format!("{SCENARIO}.toml"));
-    let server = ServerProcess::start(
+    let model = ServerProcess::start(
         &suite.forge,
         &scenario.to_string_lossy(),
         &dir.join("requests.jsonl"),
@@ -153,11 +168,10 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     let offline = offline::configure(
         provider,
         &suite.clis,
-        &server.base_url,
+        &model.base_url,
         &CodexHome::Template(dir.join("codex-template")),
     )?;
     let env: Vec<(String, String)> = offline.process_env.clone().into_iter().collect();
-    // The repository every worker clones: a bare one reached by URL.
     let src = dir.join("src");
     std::fs::create_dir_all(&src)?;
     std::fs::write(src.join("README.md"), "# app\n")?;
@@ -165,6 +179,21 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     git(&src, &["add", "-A"])?;
     git(&src, &["commit", "-q", "-m", "initial"])?;
     git(&dir, &["clone", "-q", "--bare", "src", "remote.git"])?;
+    Ok(QueueCase {
+        dir,
+        model,
+        offline,
+        env,
+    })
+}
+
+fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
+    let QueueCase {
+        dir,
+        model,
+        offline,
+        env,
+    } = prepare_case(suite, root, "queue", provider)?;
     // A reflog line per ref update: a branch pushed twice would show two.
     git(
         &dir.join("remote.git"),
@@ -251,7 +280,7 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     )?;
     delivered_once(&dir.join("remote.git"), &id)?;
     drop(workers);
-    drop(server);
+    drop(model);
     Ok(())
 }
 

@@ -11,18 +11,15 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use forge_cli::offline::{self, CodexHome};
 use forge_testkit::postgres::FreshDb;
 use serde_json::{Value, json};
 
 use super::case_run::Suite;
-use super::queue::{Worker, forge, git};
-use super::server::ServerProcess;
+use super::queue::{QueueCase, Worker, forge, prepare_case};
 use super::summary::Verdict;
 use super::{Ctx, say};
 
 const CASE: &str = "queue_serve_events";
-const SCENARIO: &str = "delivery_low_risk";
 const LIMIT: Duration = Duration::from_secs(240);
 
 pub fn names() -> Vec<&'static str> {
@@ -84,33 +81,12 @@ fn post_task(base: &str, body: &Value) -> anyhow::Result<Value> {
 }
 
 fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
-    let dir = suite.work.join("queue_serve").join(provider);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir)?;
-    }
-    std::fs::create_dir_all(&dir)?;
-    let scenario = root
-        .join("xtask/src/e2e/delivery_scenarios")
-        .join(format!("{SCENARIO}.toml"));
-    let model = ServerProcess::start(
-        &suite.forge,
-        &scenario.to_string_lossy(),
-        &dir.join("requests.jsonl"),
-    )?;
-    let offline = offline::configure(
-        provider,
-        &suite.clis,
-        &model.base_url,
-        &CodexHome::Template(dir.join("codex-template")),
-    )?;
-    let env: Vec<(String, String)> = offline.process_env.clone().into_iter().collect();
-    let src = dir.join("src");
-    std::fs::create_dir_all(&src)?;
-    std::fs::write(src.join("README.md"), "# app\n")?;
-    git(&src, &["init", "-q", "-b", "main"])?;
-    git(&src, &["add", "-A"])?;
-    git(&src, &["commit", "-q", "-m", "initial"])?;
-    git(&dir, &["clone", "-q", "--bare", "src", "remote.git"])?;
+    let QueueCase {
+        dir,
+        model,
+        offline,
+        env,
+    } = prepare_case(suite, root, "queue_serve", provider)?;
     let repo = format!("file://{}", dir.join("remote.git").display());
     let db = FreshDb::create_blocking();
     let machine = dir.join("machine-a");
