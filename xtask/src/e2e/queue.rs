@@ -285,9 +285,19 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
 }
 
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    Ok(per_provider(ctx, "queue", CASE, run_case))
+}
+
+/// `case` of `group` once per provider (when selected), as verdicts.
+pub(super) fn per_provider(
+    ctx: &Ctx,
+    group: &str,
+    case: &'static str,
+    run_case: fn(&Suite, &Path, &'static str) -> anyhow::Result<()>,
+) -> Vec<Verdict> {
     let mut verdicts = Vec::new();
-    if !ctx.scenarios.contains(&CASE) {
-        return Ok(verdicts);
+    if !ctx.scenarios.contains(&case) {
+        return verdicts;
     }
     for &provider in &ctx.providers {
         let started = Instant::now();
@@ -297,14 +307,14 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         }
         let seconds = started.elapsed().as_secs_f64();
         say(&format!(
-            "queue {CASE} {provider:<7} {} ({seconds:.1}s)",
+            "{group} {case} {provider:<7} {} ({seconds:.1}s)",
             if failures.is_empty() { "ok" } else { "FAILED" }
         ));
         verdicts.push(Verdict {
             seconds,
             failures,
-            ..Verdict::new(CASE, provider)
+            ..Verdict::new(case, provider)
         });
     }
-    Ok(verdicts)
+    verdicts
 }

@@ -15,9 +15,9 @@ use forge_testkit::postgres::FreshDb;
 use serde_json::{Value, json};
 
 use super::case_run::Suite;
-use super::queue::{QueueCase, Worker, forge, prepare_case};
+use super::queue::{QueueCase, Worker, forge, per_provider, prepare_case};
 use super::summary::Verdict;
-use super::{Ctx, say};
+use super::Ctx;
 
 const CASE: &str = "queue_serve_events";
 const LIMIT: Duration = Duration::from_secs(240);
@@ -172,26 +172,5 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
 }
 
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
-    let mut verdicts = Vec::new();
-    if !ctx.scenarios.contains(&CASE) {
-        return Ok(verdicts);
-    }
-    for &provider in &ctx.providers {
-        let started = Instant::now();
-        let mut failures = Vec::new();
-        if let Err(e) = run_case(&ctx.suite, &ctx.root, provider) {
-            failures.push(format!("{e:#}"));
-        }
-        let seconds = started.elapsed().as_secs_f64();
-        say(&format!(
-            "queue_serve {CASE} {provider:<7} {} ({seconds:.1}s)",
-            if failures.is_empty() { "ok" } else { "FAILED" }
-        ));
-        verdicts.push(Verdict {
-            seconds,
-            failures,
-            ..Verdict::new(CASE, provider)
-        });
-    }
-    Ok(verdicts)
+    Ok(per_provider(ctx, "queue_serve", CASE, run_case))
 }
