@@ -14,10 +14,10 @@ use anyhow::Context;
 use forge_testkit::postgres::FreshDb;
 use serde_json::{Value, json};
 
+use super::Ctx;
 use super::case_run::Suite;
 use super::queue::{QueueCase, Worker, forge, per_provider, prepare_case};
 use super::summary::Verdict;
-use super::Ctx;
 
 const CASE: &str = "queue_serve_events";
 const LIMIT: Duration = Duration::from_secs(240);
