@@ -1,7 +1,8 @@
 //! Which tests a validation step's output says failed, read line by line as the step runs
 //! (the whole output, not the bounded tail). One recognizer per runner, each keyed on its
 //! runner's own format, all fed every line: `cargo test`, `cargo nextest`, Python's
-//! `unittest` and `pytest`, and `node --test` (TAP and spec reporters).
+//! `unittest` and `pytest`, `go test`, Jest, Vitest and `node --test` (TAP and spec
+//! reporters).
 //!
 //! A list counts as *itemized* only when the runner's own summary counts exactly as many
 //! failures as were named and every run that started printed its summary; anything else
@@ -10,8 +11,11 @@
 //! [`super::validation::compare`]).
 
 mod cargo;
+mod go;
+mod jest;
 mod node;
 mod python;
+mod vitest;
 
 use std::collections::BTreeSet;
 
@@ -63,6 +67,9 @@ pub struct FailureScanner {
     nextest: cargo::Nextest,
     unittest: python::Unittest,
     pytest: python::Pytest,
+    go: go::GoTest,
+    jest: jest::Jest,
+    vitest: vitest::Vitest,
     tap: node::Tap,
     spec: node::Spec,
 }
@@ -79,6 +86,9 @@ impl FailureScanner {
         self.nextest.line(line);
         self.unittest.line(line);
         self.pytest.line(line);
+        self.go.line(line);
+        self.jest.line(line);
+        self.vitest.line(line);
         self.tap.line(line);
         self.spec.line(line);
     }
@@ -89,6 +99,9 @@ impl FailureScanner {
             self.nextest.finish(),
             self.unittest.finish(),
             self.pytest.finish(),
+            self.go.finish(),
+            self.jest.finish(),
+            self.vitest.finish(),
             self.tap.finish(),
             self.spec.finish(),
         ];

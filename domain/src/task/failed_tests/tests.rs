@@ -18,7 +18,7 @@ fn check(output: &str, names: &[&str], count: Option<u64>, itemized: bool) {
 
 #[test]
 fn real_outputs_name_their_failing_tests() {
-    let table: [(&str, &[&str], Option<u64>, bool); 14] = [
+    let table: [(&str, &[&str], Option<u64>, bool); 25] = [
         (
             include_str!("fixtures/cargo_test.txt"),
             &["integ_fails", "tests::test_legacy"],
@@ -118,6 +118,81 @@ fn real_outputs_name_their_failing_tests() {
             Some(2),
             true,
         ),
+        (
+            include_str!("fixtures/go_test.txt"),
+            &["TestAddWrong", "TestTable/neg"],
+            Some(2),
+            true,
+        ),
+        (
+            include_str!("fixtures/go_test_v.txt"),
+            &["TestAddWrong", "TestTable/neg"],
+            Some(2),
+            true,
+        ),
+        (include_str!("fixtures/go_pass.txt"), &[], Some(0), false),
+        // A package that did not build names none of its tests.
+        (
+            include_str!("fixtures/go_build_error.txt"),
+            &["TestAddWrong", "TestTable/neg"],
+            None,
+            false,
+        ),
+        // The panic ended the run: TestC never ran.
+        (
+            include_str!("fixtures/go_panic.txt"),
+            &["TestA", "TestB"],
+            None,
+            false,
+        ),
+        (
+            include_str!("fixtures/jest.txt"),
+            &[
+                "src/sum.test.js › sum › adds 2 + 2",
+                "src/sum.test.js › sum › nested › negative",
+                "src/sum.test.js › top level fails",
+            ],
+            Some(3),
+            true,
+        ),
+        (include_str!("fixtures/jest_pass.txt"), &[], Some(0), false),
+        // A file that could not run counts in no test total.
+        (
+            include_str!("fixtures/jest_suite_error.txt"),
+            &[
+                "src/sum.test.js › sum › adds 2 + 2",
+                "src/sum.test.js › sum › nested › negative",
+                "src/sum.test.js › top level fails",
+            ],
+            Some(3),
+            false,
+        ),
+        (
+            include_str!("fixtures/vitest.txt"),
+            &[
+                "sum.test.js > sum > adds 2 + 2",
+                "sum.test.js > sum > nested > negative",
+                "sum.test.js > top level fails",
+            ],
+            Some(3),
+            true,
+        ),
+        (
+            include_str!("fixtures/vitest_pass.txt"),
+            &[],
+            Some(0),
+            false,
+        ),
+        (
+            include_str!("fixtures/vitest_suite_error.txt"),
+            &[
+                "sum.test.js > sum > adds 2 + 2",
+                "sum.test.js > sum > nested > negative",
+                "sum.test.js > top level fails",
+            ],
+            Some(3),
+            false,
+        ),
     ];
     for (output, names, count, itemized) in table {
         check(output, names, count, itemized);
@@ -139,6 +214,11 @@ fn look_alikes_are_no_failures() {
         "Ran 5 tests in 0.001s",
         "not ok - no number",
         "FAILED to connect to the database",
+        // go test's, Jest's and Vitest's markers without the runner's frame around them.
+        "--- FAIL: TestFake (0.00s)",
+        "  ● sum › quoted",
+        " FAIL  quoted > test",
+        "FAIL: not a jest file line",
     ] {
         let got = scan(line);
         assert!(got.names.is_empty(), "{line:?} gave {got:?}");
