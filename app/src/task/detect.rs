@@ -63,6 +63,7 @@ impl ValidationPlan {
 /// The files detection looks at (read by the caller; absent → not in the map).
 pub const PROJECT_FILES: &[&str] = &[
     "Cargo.toml",
+    "go.mod",
     "package.json",
     "package-lock.json",
     "pyproject.toml",
@@ -107,6 +108,15 @@ pub fn plan_validation(
             vec![
                 step(StepName::Build, "cargo build --all-targets"),
                 step(StepName::Test, "cargo test"),
+            ],
+        );
+    }
+    if files.contains_key("go.mod") {
+        return detected(
+            "go.mod",
+            vec![
+                step(StepName::Build, "go build ./..."),
+                step(StepName::Test, "go test ./..."),
             ],
         );
     }
@@ -248,6 +258,12 @@ mod tests {
             &none,
             &[("Cargo.toml", "[package]"), ("Makefile", "test:\n\tx")],
             "detected from Cargo.toml: build=cargo build --all-targets; test=cargo test",
+        );
+        // A Go module wins over its web front end's package.json.
+        check(
+            &none,
+            &[("go.mod", "module example.com/m\n"), ("package.json", "{}")],
+            "detected from go.mod: build=go build ./...; test=go test ./...",
         );
         check(
             &none,
