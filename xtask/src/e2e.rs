@@ -24,6 +24,7 @@ mod demo;
 mod install;
 pub mod latest;
 mod mcp;
+mod pool;
 mod queue;
 mod queue_serve;
 mod rate_limit;

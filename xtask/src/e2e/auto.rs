@@ -15,7 +15,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
@@ -25,7 +24,7 @@ use super::case_run::{CaseDir, Suite, isolate_env, prepare};
 use super::cases::{Ending, Expect};
 use super::server::ServerProcess;
 use super::summary::Verdict;
-use super::{Ctx, say};
+use super::{Ctx, pool};
 
 /// The loop cases, by name (`cargo xtask e2e -s auto` runs them all, `-s auto_kill_resume` one).
 pub const CASES: [&str; 5] = [
@@ -57,7 +56,6 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         let server = ServerProcess::start(&suite.forge, &file.to_string_lossy(), &log)?;
         servers.push((*case, server));
     }
-    let servers = Arc::new(servers);
     let mut queue = Vec::new();
     for case in cases {
         for &provider in &ctx.providers {
@@ -72,60 +70,20 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
             !c.contains("emergency"),
         )
     });
-    queue.reverse();
-    say(&format!("auto: {} loop cases", queue.len()));
-    let queue = Arc::new(Mutex::new(queue));
-    let outcomes = Arc::new(Mutex::new(Vec::new()));
-    let workers: Vec<_> = (0..ctx.jobs)
-        .map(|_| {
-            let (suite, servers, queue, outcomes) = (
-                suite.clone(),
-                Arc::clone(&servers),
-                Arc::clone(&queue),
-                Arc::clone(&outcomes),
+    let verdicts = pool::run_all("auto", queue, ctx.jobs, |(case, provider)| {
+        let Some((_, server)) = servers.iter().find(|(c, _)| *c == case) else {
+            return Verdict::of(
+                case,
+                provider,
+                Err(anyhow::anyhow!("no fake model for the case")),
             );
-            std::thread::spawn(move || {
-                while let Some((case, provider)) = queue.lock().ok().and_then(|mut q| q.pop()) {
-                    let Some((_, server)) = servers.iter().find(|(c, _)| *c == case) else {
-                        continue;
-                    };
-                    let t = Instant::now();
-                    let (failures, note) = match run_case(&suite, case, provider, server) {
-                        Ok((f, note)) => (f, note),
-                        Err(e) => (vec![format!("{e:#}")], String::new()),
-                    };
-                    let outcome = Verdict {
-                        seconds: t.elapsed().as_secs_f64(),
-                        failures,
-                        note,
-                        ..Verdict::new(case, provider)
-                    };
-                    say(&format!(
-                        "{:<22} {:<7} {} ({:.1}s) {}",
-                        case,
-                        provider,
-                        if outcome.failures.is_empty() {
-                            "ok"
-                        } else {
-                            "FAILED"
-                        },
-                        outcome.seconds,
-                        outcome.note
-                    ));
-                    if let Ok(mut all) = outcomes.lock() {
-                        all.push(outcome);
-                    }
-                }
-            })
+        };
+        Verdict::run(case, provider, |verdict| {
+            let (failures, note) = run_case(suite, case, provider, server)?;
+            (verdict.failures, verdict.note) = (failures, note);
+            Ok(())
         })
-        .collect();
-    for worker in workers {
-        let _ = worker.join();
-    }
-    let verdicts = outcomes
-        .lock()
-        .map(|mut o| std::mem::take(&mut *o))
-        .unwrap_or_default();
+    });
     Ok(verdicts)
 }
 

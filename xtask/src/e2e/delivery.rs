@@ -13,7 +13,6 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 use forge_cli::offline::{self, CodexHome};
@@ -22,7 +21,7 @@ use serde_json::Value;
 use super::case_run::{Suite, isolate_env};
 use super::server::ServerProcess;
 use super::summary::Verdict;
-use super::{Ctx, say};
+use super::{Ctx, pool};
 
 const TASK_TIMEOUT_SECS: &str = "150";
 const WEBHOOK_TOKEN: &str = "e2e-webhook-token-5b1f0c";
@@ -562,49 +561,14 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
             queue.push((*case, provider));
         }
     }
-    say(&format!("delivery: {} cases", queue.len()));
-    let queue = Arc::new(Mutex::new(queue));
-    let verdicts = Arc::new(Mutex::new(Vec::new()));
-    let workers: Vec<_> = (0..jobs.max(1))
-        .map(|_| {
-            let (queue, verdicts, suite, root) = (
-                Arc::clone(&queue),
-                Arc::clone(&verdicts),
-                suite.clone(),
-                root.to_path_buf(),
-            );
-            std::thread::spawn(move || {
-                loop {
-                    let next = queue.lock().ok().and_then(|mut q| q.pop());
-                    let Some((case, provider)) = next else { return };
-                    let started = Instant::now();
-                    let mut failures = Vec::new();
-                    if let Err(e) = run_case(&suite, &root, case, provider, &mut failures) {
-                        failures.push(format!("{e:#}"));
-                    }
-                    let seconds = started.elapsed().as_secs_f64();
-                    say(&format!(
-                        "delivery {:<18} {:<7} {} ({seconds:.1}s)",
-                        case.name,
-                        provider,
-                        if failures.is_empty() { "ok" } else { "FAILED" }
-                    ));
-                    if let Ok(mut all) = verdicts.lock() {
-                        all.push(Verdict {
-                            seconds,
-                            failures,
-                            ..Verdict::new(case.name, provider)
-                        });
-                    }
-                }
+    Ok(pool::run_all(
+        "delivery",
+        queue,
+        jobs,
+        |(case, provider)| {
+            Verdict::run(case.name, provider, |verdict| {
+                run_case(suite, root, case, provider, &mut verdict.failures)
             })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
-    }
-    Ok(Arc::try_unwrap(verdicts)
-        .ok()
-        .and_then(|m| m.into_inner().ok())
-        .unwrap_or_default())
+        },
+    ))
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::cases::{Ending, Expect};
 use super::summary::Verdict;
-use super::{Ctx, ServerProcess, Suite, prepare, run_forge, say};
+use super::{Ctx, ServerProcess, Suite, pool, prepare, run_forge, say};
 use crate::workspace_root;
 
 /// How one case is run and what its result must show.
@@ -186,47 +186,20 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         std::fs::write(&scenario, scenario_toml(case))?;
         let log = suite.work.join(format!("{}.requests.jsonl", case.name));
         let server = ServerProcess::start(&suite.forge, &scenario.to_string_lossy(), &log)?;
-        let jobs: Vec<_> = providers
+        let selected: Vec<&'static str> = providers
             .iter()
-            .filter(|&&p| case.how != How::OwnHome || p == "gemini")
-            .map(|&provider| {
-                let (suite, example, base_url) =
-                    (suite.clone(), example.clone(), server.base_url.clone());
-                let case_name = case.name;
-                std::thread::spawn(move || {
-                    let case = CASES.iter().find(|c| c.name == case_name);
-                    let outcome = match case {
-                        Some(case) => run_case(&suite, &example, case, provider, &base_url),
-                        None => Err(anyhow::anyhow!("unknown case")),
-                    };
-                    (provider, outcome)
-                })
-            })
+            .copied()
+            .filter(|&p| case.how != How::OwnHome || p == "gemini")
             .collect();
-        for job in jobs {
-            let Ok((provider, outcome)) = job.join() else {
-                verdicts.push(Verdict {
-                    failures: vec!["a case thread panicked".into()],
-                    ..Verdict::new(case.name, "-")
-                });
-                continue;
-            };
-            let mut verdict = Verdict::new(case.name, provider);
-            match outcome {
-                Ok((seconds, problems)) => {
-                    verdict.seconds = seconds;
-                    verdict.failures = problems;
-                }
-                Err(e) => verdict.failures.push(format!("{e:#}")),
-            }
-            say(&format!(
-                "{:<20} {provider:<7} {} ({:.1}s)",
-                case.name,
-                if verdict.passed() { "ok" } else { "FAILED" },
-                verdict.seconds
-            ));
-            verdicts.push(verdict);
-        }
+        let jobs = selected.len();
+        verdicts.extend(pool::run_all("mcp", selected, jobs, |provider| {
+            Verdict::run(case.name, provider, |verdict| {
+                let (seconds, problems) =
+                    run_case(suite, &example, case, provider, &server.base_url)?;
+                (verdict.seconds, verdict.failures) = (seconds, problems);
+                Ok(())
+            })
+        }));
         drop(server);
     }
     Ok(verdicts)

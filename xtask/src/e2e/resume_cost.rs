@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::case_run::{CaseDir, Run, Suite, prepare, run_forge};
 use super::cases::{self, Expect};
 use super::summary::Verdict;
-use super::{Ctx, ServerProcess, say};
+use super::{Ctx, ServerProcess, pool, say};
 
 const SCENARIO: &str = "resume";
 const TIMEOUT: Duration = Duration::from_secs(90);
@@ -58,38 +58,26 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
             cases.push((provider, Start::ConfigModel));
         }
     }
-    let threads: Vec<_> = cases
-        .into_iter()
-        .map(|(provider, start)| {
-            let suite = ctx.suite.clone();
-            std::thread::spawn(move || {
-                let started = std::time::Instant::now();
-                let outcome = match start {
-                    Start::ConfigModel => run_config_model_case(&suite, provider),
-                    _ => run_case(&suite, provider, start),
-                };
-                let failures = match outcome {
-                    Ok(failures) => failures,
-                    Err(e) => vec![format!("{e:#}")],
-                };
-                let case = match start {
-                    Start::Forge => "resume_cost",
-                    Start::Cli => "resume_cost_cli_session",
-                    Start::ConfigModel => "cost_from_cli_config",
-                };
-                say(&format!(
-                    "{case:<24} {provider:<7} {}",
-                    if failures.is_empty() { "ok" } else { "FAILED" }
-                ));
-                Verdict {
-                    seconds: started.elapsed().as_secs_f64(),
-                    failures,
-                    ..Verdict::new(case, provider)
-                }
+    let jobs = cases.len();
+    Ok(pool::run_all(
+        "resume_cost",
+        cases,
+        jobs,
+        |(provider, start)| {
+            let case = match start {
+                Start::Forge => "resume_cost",
+                Start::Cli => "resume_cost_cli_session",
+                Start::ConfigModel => "cost_from_cli_config",
+            };
+            Verdict::run(case, provider, |verdict| {
+                verdict.failures = match start {
+                    Start::ConfigModel => run_config_model_case(&ctx.suite, provider),
+                    _ => run_case(&ctx.suite, provider, start),
+                }?;
+                Ok(())
             })
-        })
-        .collect();
-    Ok(threads.into_iter().filter_map(|t| t.join().ok()).collect())
+        },
+    ))
 }
 
 fn run_case(suite: &Suite, provider: &'static str, start: Start) -> anyhow::Result<Vec<String>> {

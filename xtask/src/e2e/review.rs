@@ -19,8 +19,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 use forge_cli::offline::{self, CodexHome};
@@ -29,7 +27,7 @@ use serde_json::Value;
 use super::case_run::{Suite, isolate_env};
 use super::server::ServerProcess;
 use super::summary::Verdict;
-use super::{Ctx, say};
+use super::{Ctx, pool};
 
 const KEY: &str = "AKIAZ7Q4R2W9X3YT5PLM";
 const TIMEOUT_SECS: u64 = 150;
@@ -50,50 +48,16 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
             queue.push((case, provider));
         }
     }
-    let queue = Arc::new(Mutex::new(queue));
-    let verdicts = Arc::new(Mutex::new(Vec::new()));
-    let workers: Vec<_> = (0..ctx.jobs.clamp(1, 3))
-        .map(|_| {
-            let (queue, verdicts, suite, root) = (
-                Arc::clone(&queue),
-                Arc::clone(&verdicts),
-                ctx.suite.clone(),
-                ctx.root.clone(),
-            );
-            std::thread::spawn(move || {
-                loop {
-                    let next = queue.lock().ok().and_then(|mut q| q.pop());
-                    let Some((case, provider)) = next else { return };
-                    let started = Instant::now();
-                    let mut verdict = Verdict::new(case, provider);
-                    if let Err(e) = run_case(&suite, &root, case, provider, &mut verdict) {
-                        verdict.failures.push(format!("{e:#}"));
-                    }
-                    verdict.seconds = started.elapsed().as_secs_f64();
-                    say(&format!(
-                        "review {case:<10} {provider:<7} {} {} ({:.1}s)",
-                        verdict.status,
-                        if verdict.failures.is_empty() {
-                            "ok"
-                        } else {
-                            "FAILED"
-                        },
-                        verdict.seconds
-                    ));
-                    if let Ok(mut all) = verdicts.lock() {
-                        all.push(verdict);
-                    }
-                }
+    Ok(pool::run_all(
+        "review",
+        queue,
+        ctx.jobs.clamp(1, 3),
+        |(case, provider)| {
+            Verdict::run(case, provider, |verdict| {
+                run_case(&ctx.suite, &ctx.root, case, provider, verdict)
             })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
-    }
-    Ok(Arc::try_unwrap(verdicts)
-        .ok()
-        .and_then(|m| m.into_inner().ok())
-        .unwrap_or_default())
+        },
+    ))
 }
 
 fn scenario(root: &Path, dir: &Path, case: &str) -> anyhow::Result<PathBuf> {

@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use forge_adapter_fakemodel::Scenario;
@@ -19,7 +18,7 @@ use super::case_run::{CaseDir, Run, Suite, prepare, run_forge};
 use super::cases::{self, Expect};
 use super::server::ServerProcess;
 use super::summary::Verdict;
-use super::{Ctx, check, record, say};
+use super::{Ctx, check, pool, record, say};
 
 /// The scenarios `-s` picks from: every built-in one.
 pub fn names() -> Vec<&'static str> {
@@ -64,52 +63,21 @@ pub fn run_expects(
     queue.make_contiguous().sort_by_key(|(e, p)| {
         std::cmp::Reverse((e.ending == cases::Ending::ClearError, *p == "gemini"))
     });
-    say(&format!("{} cases, {} at a time", queue.len(), jobs.max(1)));
-
-    let servers = Arc::new(servers);
-    let queue = Arc::new(Mutex::new(queue));
-    let verdicts = Arc::new(Mutex::new(Vec::new()));
-    let workers: Vec<_> = (0..jobs.max(1))
-        .map(|_| {
-            let (suite, servers, queue, verdicts, root) = (
-                suite.clone(),
-                Arc::clone(&servers),
-                Arc::clone(&queue),
-                Arc::clone(&verdicts),
-                root.to_path_buf(),
-            );
-            std::thread::spawn(move || {
-                loop {
-                    let next = queue.lock().map(|mut q| q.pop_front()).ok().flatten();
-                    let Some((expect, provider)) = next else {
-                        return;
-                    };
-                    let Some(server) = servers.get(expect.scenario) else {
-                        continue;
-                    };
-                    let verdict = run_case(&suite, &root, &expect, provider, server);
-                    say(&format!(
-                        "{:<24} {:<7} {} ({:.1}s)",
-                        verdict.case,
-                        verdict.provider,
-                        if verdict.passed() { "ok" } else { "FAILED" },
-                        verdict.seconds
-                    ));
-                    if let Ok(mut all) = verdicts.lock() {
-                        all.push(verdict);
-                    }
-                }
-            })
-        })
-        .collect();
-    for worker in workers {
-        let _ = worker.join();
-    }
+    let verdicts = pool::run_all(
+        "cases",
+        Vec::from(queue),
+        jobs,
+        |(expect, provider)| match servers.get(expect.scenario) {
+            Some(server) => run_case(suite, root, &expect, provider, server),
+            None => Verdict::of(
+                expect.scenario,
+                provider,
+                Err(anyhow::anyhow!("no fake model for the case")),
+            ),
+        },
+    );
     drop(servers);
-    Ok(Arc::try_unwrap(verdicts)
-        .ok()
-        .and_then(|m| m.into_inner().ok())
-        .unwrap_or_default())
+    Ok(verdicts)
 }
 
 fn run_case(

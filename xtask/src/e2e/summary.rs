@@ -40,6 +40,19 @@ impl Verdict {
         verdict
     }
 
+    /// The verdict of `case` on `provider`: what `run` recorded in it, and its error.
+    pub fn run(
+        case: &'static str,
+        provider: &'static str,
+        run: impl FnOnce(&mut Verdict) -> anyhow::Result<()>,
+    ) -> Self {
+        let mut verdict = Self::new(case, provider);
+        if let Err(e) = run(&mut verdict) {
+            verdict.failures.push(format!("{e:#}"));
+        }
+        verdict
+    }
+
     pub fn passed(&self) -> bool {
         self.failures.is_empty()
     }

@@ -22,7 +22,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -32,7 +31,7 @@ use serde_json::Value;
 use super::case_run::{Suite, isolate_env};
 use super::server::ServerProcess;
 use super::summary::Verdict;
-use super::{Ctx, say};
+use super::{Ctx, pool};
 
 /// Per task run: the fake model answers at once, so this is mostly the CLIs' start-up.
 const TASK_TIMEOUT_SECS: u64 = 150;
@@ -197,64 +196,23 @@ fn scenario_file(root: &Path, name: &str) -> PathBuf {
 
 /// Runs the selected cases × providers, at most 3 at a time.
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
-    let (suite, root, jobs) = (&ctx.suite, &ctx.root, ctx.jobs.min(3));
-    let mut queue = Vec::new();
+    let mut cases = Vec::new();
     for case in CASES.iter().filter(|c| ctx.scenarios.contains(&c.name)) {
         for &provider in &ctx.providers {
-            queue.push((*case, provider));
+            cases.push((*case, provider));
         }
     }
-    say(&format!("task: {} cases", queue.len()));
-    let queue = Arc::new(Mutex::new(queue));
-    let verdicts = Arc::new(Mutex::new(Vec::new()));
-    let workers: Vec<_> = (0..jobs.max(1))
-        .map(|_| {
-            let (queue, verdicts, suite, root) = (
-                Arc::clone(&queue),
-                Arc::clone(&verdicts),
-                suite.clone(),
-                root.to_path_buf(),
-            );
-            std::thread::spawn(move || {
-                loop {
-                    let next = queue.lock().ok().and_then(|mut q| q.pop());
-                    let Some((case, provider)) = next else { return };
-                    let started = Instant::now();
-                    let mut verdict = Verdict {
-                        status: "-".into(),
-                        ..Verdict::new(case.name, provider)
-                    };
-                    if let Err(e) = run_case(&suite, &root, case, provider, &mut verdict) {
-                        verdict.failures.push(format!("{e:#}"));
-                    }
-                    verdict.seconds = started.elapsed().as_secs_f64();
-                    say(&format!(
-                        "task {:<14} {:<7} {} {} ({:.1}s)",
-                        case.name,
-                        provider,
-                        verdict.status,
-                        if verdict.failures.is_empty() {
-                            "ok"
-                        } else {
-                            "FAILED"
-                        },
-                        verdict.seconds
-                    ));
-                    if let Ok(mut all) = verdicts.lock() {
-                        all.push(verdict);
-                    }
-                }
+    Ok(pool::run_all(
+        "task",
+        cases,
+        ctx.jobs.min(3),
+        |(case, provider)| {
+            Verdict::run(case.name, provider, |verdict| {
+                verdict.status = "-".into();
+                run_case(&ctx.suite, &ctx.root, case, provider, verdict)
             })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
-    }
-    let verdicts = Arc::try_unwrap(verdicts)
-        .ok()
-        .and_then(|m| m.into_inner().ok())
-        .unwrap_or_default();
-    Ok(verdicts)
+        },
+    ))
 }
 
 fn run_case(
