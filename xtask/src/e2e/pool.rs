@@ -35,7 +35,7 @@ pub fn run_all<T: Send>(
                     if verdict.seconds == 0.0 {
                         verdict.seconds = started.elapsed().as_secs_f64();
                     }
-                    say(&format!(
+                    let line = format!(
                         "{group} {:<24} {:<7} {} {} ({:.1}s) {}",
                         verdict.case,
                         verdict.provider,
@@ -43,7 +43,8 @@ pub fn run_all<T: Send>(
                         if verdict.passed() { "ok" } else { "FAILED" },
                         verdict.seconds,
                         verdict.note,
-                    ));
+                    );
+                    say(line.trim_end());
                     if let Ok(mut all) = verdicts.lock() {
                         all.push(verdict);
                     }
