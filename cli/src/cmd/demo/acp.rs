@@ -4,8 +4,8 @@
 //! no code — and one prompt goes through it against the embedded fake model, its events
 //! streamed like the other providers'.
 
-use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::time::Duration;
 
 use forge_adapter_fakemodel::{FakeModelOptions, FakeModelServer};
 use forge_app::CodeAgent;
@@ -18,10 +18,6 @@ use crate::cmd::fake_model::load_scenario;
 use crate::compose;
 use crate::exit::Failure;
 use crate::offline;
-use crate::output::human::HumanRenderer;
-use crate::output::spinner::Spinner;
-use crate::output::style::Style;
-use crate::signals;
 
 /// The CLI whose ACP mode the demo shows (its provider is `gemini-acp`).
 pub const CLI: &str = "gemini";
@@ -60,37 +56,20 @@ pub async fn run(setup: &Setup, timeout: Duration) -> Result<bool, Failure> {
     request.permission_mode = Some(PermissionMode::Bypass);
     request.timeout_ms = Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
 
-    let stdout = std::io::stdout();
-    let is_tty = stdout.is_terminal();
-    let style = Style::detect(is_tty);
-    let mut out = stdout.lock();
-    writeln!(
-        out,
-        "\n{}",
-        style.bold(format!(
-            "── {} (Agent Client Protocol: `{CLI} --acp`, kind = \"acp\" in forge.toml) ──  {prompt}",
-            configured.provider
-        ))
-    )?;
     note(&format!(
         "fake model on {}; workspace {}",
         server.base_url(),
         workspace.display()
     ));
-    let started = Instant::now();
-    let mut handle = agent.stream(request);
-    let watcher = signals::watch(handle.canceller(), false)?;
-    let spinner = Spinner::new(is_tty && std::io::stderr().is_terminal());
-    let mut renderer = HumanRenderer::new(&mut out, style, spinner, true);
-    while let Some(event) = handle.next_event().await {
-        renderer.event(&event);
-    }
-    let result = handle.result().await;
-    renderer.finish(&result);
-    watcher.abort();
+    let title = format!(
+        "── {} (Agent Client Protocol: `{CLI} --acp`, kind = \"acp\" in forge.toml) ──  {prompt}",
+        configured.provider
+    );
+    let (result, seconds) = super::show(&agent, request, &title).await?;
     let _ = server.shutdown().await;
     let wrote = std::fs::read_to_string(workspace.join("hello.txt")).is_ok_and(|t| t == "hi\n");
     let ok = result.status == ExecutionStatus::Success && wrote;
+    let mut out = std::io::stdout().lock();
     writeln!(
         out,
         "\n{} through ACP: {}, {} ({:.1} s)",
@@ -101,7 +80,7 @@ pub async fn run(setup: &Setup, timeout: Duration) -> Result<bool, Failure> {
         } else {
             "hello.txt not written"
         },
-        started.elapsed().as_secs_f64()
+        seconds
     )?;
     out.flush()?;
     Ok(ok)

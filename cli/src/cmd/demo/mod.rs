@@ -185,6 +185,36 @@ fn demo_root(env: &BTreeMap<String, String>) -> Result<PathBuf, Failure> {
     Ok(cache.join("demo").join(stamp.to_string()))
 }
 
+/// Runs `request`, printing a `title` line and then each event as `run` does (Ctrl-C
+/// cancels it); its result and how long it took.
+async fn show(
+    agent: &forge_app::CodeAgent,
+    request: forge_domain::ExecutionRequest,
+    title: &str,
+) -> Result<(forge_domain::ExecutionResult, f64), Failure> {
+    use std::io::IsTerminal;
+
+    use crate::output::{human::HumanRenderer, spinner::Spinner, style::Style};
+
+    let stdout = std::io::stdout();
+    let is_tty = stdout.is_terminal();
+    let style = Style::detect(is_tty);
+    let mut out = stdout.lock();
+    writeln!(out, "\n{}", style.bold(title))?;
+    let started = std::time::Instant::now();
+    let mut handle = agent.stream(request);
+    let watcher = crate::signals::watch(handle.canceller(), false)?;
+    let spinner = Spinner::new(is_tty && std::io::stderr().is_terminal());
+    let mut renderer = HumanRenderer::new(&mut out, style, spinner, true);
+    while let Some(event) = handle.next_event().await {
+        renderer.event(&event);
+    }
+    let result = handle.result().await;
+    renderer.finish(&result);
+    watcher.abort();
+    Ok((result, started.elapsed().as_secs_f64()))
+}
+
 fn note(text: &str) {
     let _ = writeln!(std::io::stderr(), "demo: {text}");
 }

@@ -1,9 +1,9 @@
 //! `demo --run`: the single-prompt demo. The scenario's first prompt goes through each
 //! provider's real CLI against the embedded fake model, streaming the canonical events.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use forge_adapter_fakemodel::{FakeModelOptions, FakeModelServer};
 use forge_domain::{ExecutionResult, ExecutionStatus, PermissionMode};
@@ -13,10 +13,6 @@ use crate::cmd::fake_model::load_scenario;
 use crate::compose;
 use crate::exit::{Failure, SUCCESS};
 use crate::offline::{self, CodexHome};
-use crate::output::human::HumanRenderer;
-use crate::output::spinner::Spinner;
-use crate::output::style::Style;
-use crate::signals;
 
 /// One provider's line in the closing summary.
 struct Outcome {
@@ -98,31 +94,13 @@ async fn run_one(
     // The fake model asks for tools; headless CLIs only run them without asking in bypass.
     request.permission_mode = Some(PermissionMode::Bypass);
 
-    let stdout = std::io::stdout();
-    let is_tty = stdout.is_terminal();
-    let style = Style::detect(is_tty);
-    let mut out = stdout.lock();
-    writeln!(
-        out,
-        "\n{}",
-        style.bold(format!("── {provider} ──  {prompt}"))
-    )?;
-    let started = Instant::now();
-    let mut handle = agent.stream(request);
-    let watcher = signals::watch(handle.canceller(), false)?;
-    let spinner = Spinner::new(is_tty && std::io::stderr().is_terminal());
-    let mut renderer = HumanRenderer::new(&mut out, style, spinner, true);
-    while let Some(event) = handle.next_event().await {
-        renderer.event(&event);
-    }
-    let result = handle.result().await;
-    renderer.finish(&result);
-    watcher.abort();
+    let (result, seconds) =
+        super::show(&agent, request, &format!("── {provider} ──  {prompt}")).await?;
     Ok(Outcome {
         provider,
         status: status_text(&result),
         files: written_files(&workspace),
-        seconds: started.elapsed().as_secs_f64(),
+        seconds,
         ok: result.status == ExecutionStatus::Success,
     })
 }
