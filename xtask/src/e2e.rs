@@ -121,7 +121,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "web",
-        about: "the web page in headless Chromium: stream, cancel, reload (claude)",
+        about: "the web page in headless Chromium: stream, cancel, reload; serve --queue's task stream (claude)",
         scenarios: Vec::new,
         run: web::run,
     },

@@ -2,8 +2,9 @@
 //! database, a loopback fake model, one `forge-code-agent worker` with its own HOME (another
 //! machine), and a `serve --queue` process with a HOME of its own; the task is submitted
 //! with `POST /v1/tasks`, its events are read over SSE while the worker runs it through the
-//! real CLI — `claimed`, the pipeline's stages (the agent's among them), `finished`, then the
-//! final task with its validated report — and read again from `Last-Event-ID: 2`.
+//! real CLI — `claimed`, the pipeline's stages (the agent's among them) and the agent's own
+//! events (its session, tool calls, answer), `finished`, then the final task with its
+//! validated report — and read again from `Last-Event-ID: 2`.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -61,7 +62,7 @@ fn read_stream(url: &str, last: Option<&str>) -> anyhow::Result<Vec<Message>> {
     Ok(messages)
 }
 
-fn post_task(base: &str, body: &Value) -> anyhow::Result<Value> {
+pub(super) fn post_task(base: &str, body: &Value) -> anyhow::Result<Value> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -80,21 +81,39 @@ fn post_task(base: &str, body: &Value) -> anyhow::Result<Value> {
     })
 }
 
-fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
-    let QueueCase {
-        dir,
-        model,
-        offline,
-        env,
-    } = prepare_case(suite, root, "queue_serve", provider)?;
+/// A queue on a fresh PostgreSQL database, one worker with its own HOME running `provider`
+/// against the fake model, and `serve --queue` in front of it.
+/// Held until dropped, in this order: serve, worker, database, fake model.
+pub(super) struct Front {
+    _serve: Worker,
+    _worker: Worker,
+    _db: FreshDb,
+    _case: QueueCase,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The bare remote the task's repository URL names.
+    pub repo: String,
+}
+
+pub(super) fn start_front(
+    suite: &Suite,
+    root: &Path,
+    group: &str,
+    provider: &str,
+) -> anyhow::Result<Front> {
+    let case = prepare_case(suite, root, group, provider)?;
+    let (dir, env) = (&case.dir, &case.env);
     let repo = format!("file://{}", dir.join("remote.git").display());
     let db = FreshDb::create_blocking();
     let machine = dir.join("machine-a");
     std::fs::create_dir_all(&machine)?;
-    std::fs::write(machine.join("forge-config.toml"), offline.project_toml())?;
+    std::fs::write(
+        machine.join("forge-config.toml"),
+        case.offline.project_toml(),
+    )?;
     let log = std::fs::File::create(dir.join("worker.log"))?;
-    let _worker = Worker(
-        forge(suite, &machine, &env)
+    let worker = Worker(
+        forge(suite, &machine, env)
             .args(["worker", "--queue", &db.url, "--name", "a"])
             .stdout(Stdio::null())
             .stderr(log)
@@ -105,7 +124,7 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     std::fs::create_dir_all(&front)?;
     std::fs::write(front.join("forge-config.toml"), "")?;
     let mut serve = Worker(
-        forge(suite, &front, &env)
+        forge(suite, &front, env)
             .args(["serve", "--addr", "127.0.0.1:0", "--queue", &db.url])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -119,9 +138,22 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
         .strip_prefix("listening on ")
         .with_context(|| format!("serve's first line: {line:?}"))?
         .to_owned();
+    Ok(Front {
+        _serve: serve,
+        _worker: worker,
+        _db: db,
+        _case: case,
+        base,
+        repo,
+    })
+}
+
+fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
+    let front = start_front(suite, root, "queue_serve", provider)?;
+    let (base, repo) = (&front.base, &front.repo);
     let started = Instant::now();
     let created = post_task(
-        &base,
+        base,
         &json!({"repo": repo, "prompt": "Write the answer to answer.txt.",
                 "options": {"provider": provider}}),
     )?;
@@ -152,6 +184,20 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
         stages.iter().any(|s| s == "agent") && stages.iter().any(|s| s == "validation"),
         "agent and validation stages: {stages:?}"
     );
+    // The agent's own events travel too: its session, the tool call that wrote the file,
+    // its answer.
+    let agent: Vec<String> = all
+        .iter()
+        .filter(|m| m.1 == "agent")
+        .filter_map(|m| serde_json::from_str::<Value>(&m.2).ok())
+        .filter_map(|v| v["data"]["type"].as_str().map(str::to_owned))
+        .collect();
+    for kind in ["session_started", "tool_call_started", "completed"] {
+        anyhow::ensure!(
+            agent.iter().any(|k| k == kind),
+            "an agent {kind} event: {agent:?}"
+        );
+    }
     let last = all.last().context("an empty stream")?;
     anyhow::ensure!(last.1 == "task", "ends with the task: {}", summary());
     let task: Value = serde_json::from_str(&last.2)?;
@@ -167,7 +213,7 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
         rest_ids == ids.get(2..).unwrap_or_default(),
         "resumed after 2: {rest_ids:?} of {ids:?}"
     );
-    drop(model);
+    drop(front);
     Ok(())
 }
 

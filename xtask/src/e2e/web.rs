@@ -2,7 +2,10 @@
 //! (Debian's `chromium` + `chromium-driver`, installed when missing), driven through
 //! WebDriver with fantoccini, against the real claude and the fake model's slow scenario:
 //! send a message and see text stream in before the run ends, cancel a slow run, reload
-//! mid-run and see the stream resume. Screenshots go to `target/e2e/work/web/`.
+//! mid-run and see the stream resume. Screenshots go to `target/e2e/work/web/`. And the
+//! page of `serve --queue` (the `queue_serve` setup: PostgreSQL, a worker process, claude):
+//! a submitted task is listed, and a click streams its stages and its agent's events to the
+//! task's end.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -14,6 +17,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
 use super::api::{SLOW_SCENARIO, Serve, workspaces};
+use super::queue_serve::{post_task, start_front};
 use super::summary::Verdict;
 use super::{Ctx, ServerProcess, Suite, say};
 
@@ -116,10 +120,99 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
     }
     let started = Instant::now();
     let outcome = flows_in_browser(&ctx.suite);
-    Ok(vec![Verdict {
+    let page = Verdict {
         seconds: started.elapsed().as_secs_f64(),
         ..Verdict::of("page", PROVIDER, outcome)
-    }])
+    };
+    let started = Instant::now();
+    let outcome = queue_page(&ctx.suite, &ctx.root);
+    let queue = Verdict {
+        seconds: started.elapsed().as_secs_f64(),
+        ..Verdict::of("queue_page", PROVIDER, outcome)
+    };
+    Ok(vec![page, queue])
+}
+
+/// `serve --queue`'s page: the task submitted through the API is listed; clicked, its
+/// events stream in to the task's end — stages and the agent's own events.
+fn queue_page(suite: &Suite, root: &Path) -> anyhow::Result<()> {
+    ensure_browser()?;
+    let front = start_front(suite, root, "web_queue", PROVIDER)?;
+    let created = post_task(
+        &front.base,
+        &json!({"repo": front.repo, "prompt": "Write the answer to answer.txt.",
+                "options": {"provider": PROVIDER}}),
+    )?;
+    let id = created["task_id"]
+        .as_str()
+        .context("no task_id")?
+        .to_owned();
+    let driver = start_driver()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let client = browser(&driver).await?;
+        let outcome = follow_task(&client, &front.base, &id).await;
+        if outcome.is_err() {
+            let _ = screenshot(&client, &suite.work.join("web_queue_failure.png")).await;
+        }
+        let _ = client.close().await;
+        outcome
+    })
+}
+
+async fn follow_task(client: &Client, base: &str, id: &str) -> anyhow::Result<()> {
+    client.goto(base).await?;
+    let item = format!("#tasks li[title='{id}']");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while client.find(Locator::Css(&item)).await.is_err() {
+        ensure!(Instant::now() < deadline, "task {id} not listed");
+        client
+            .find(Locator::Id("queue-refresh"))
+            .await?
+            .click()
+            .await?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The item itself, not a pointer click at its middle, where its cancel button may be.
+    client
+        .execute(
+            "document.querySelector(arguments[0]).click();",
+            vec![json!(item)],
+        )
+        .await?;
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let text = client
+            .execute(
+                "return document.getElementById('task-events').textContent;",
+                vec![],
+            )
+            .await?
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if text.contains("task succeeded") {
+            for seen in [
+                "claimed",
+                "stage agent",
+                "agent tool_call_started",
+                "agent completed",
+            ] {
+                ensure!(
+                    text.contains(seen),
+                    "{seen:?} in the task's events:\n{text}"
+                );
+            }
+            return Ok(());
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "the task did not end on the page:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 fn flows_in_browser(suite: &Suite) -> anyhow::Result<()> {

@@ -85,8 +85,8 @@ impl QueuedTaskRunner for TaskRunProcess {
                 line = child.next_stdout() => match line {
                     Ok(Some(StdoutItem::Line { text, .. })) => {
                         match super::progress::parse(&text) {
-                            Some(data) => {
-                                let kind = "stage".to_owned();
+                            Some((kind, data)) => {
+                                let kind = kind.to_owned();
                                 let _ = events.send(TaskEvent { kind, data });
                             }
                             None => {

@@ -63,7 +63,19 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         read_task_config(&flags.workdir)?
     };
     let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
-        .and_then(|b| b.redactor(compose::environment_redactor()).build())
+        .and_then(|b| {
+            let redactor = compose::environment_redactor();
+            let b = b.redactor(redactor.clone());
+            // Under a worker the agent's events travel to the queue too.
+            if std::env::var_os(crate::cmd::queue::progress::TASK_ID_ENV).is_some() {
+                b.event_sink(Arc::new(crate::cmd::queue::progress::EventLines {
+                    redactor,
+                }))
+                .build()
+            } else {
+                b.build()
+            }
+        })
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let provider_name = config.default_provider.value.clone();
     let provider = ProviderId::new(provider_name.clone())

@@ -347,7 +347,10 @@ async function loadTasks() {
 
 function taskLine(id, kind, ev) {
   const when = ev.at_ms ? new Date(ev.at_ms).toLocaleTimeString() : "";
-  const what = kind === "stage" ? ev.data.stage + " " + (ev.data.detail || "") : JSON.stringify(ev.data || ev);
+  const d = ev.data || {};
+  const what = kind === "stage" ? d.stage + " " + (d.detail || "")
+    : kind === "agent" ? d.type + " " + (d.text || d.name || d.message || "")
+    : JSON.stringify(ev.data || ev);
   return "#" + (id || "-") + " " + when + " " + kind + " " + what + "\n";
 }
 
