@@ -15,6 +15,7 @@
 //! The user's own build is only read: files compilers replace (never rewrite) are hard
 //! links, files cargo rewrites in place are copies (`seed_action`).
 
+mod cargo_lock;
 mod digest;
 mod slot;
 mod sources;

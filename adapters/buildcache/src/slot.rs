@@ -11,13 +11,16 @@ use forge_domain::task::buildcache::{CacheKind, CacheState, CacheUsage};
 use forge_ports::{CacheClaim, ClaimRequest};
 use nix::fcntl::{Flock, FlockArg};
 
-use crate::{sources, tree};
+use crate::{cargo_lock, sources, tree};
 
 const LOCK: &str = "lock";
 const LAST_USED: &str = "last-used";
 const READY: &str = "ready";
 const SOURCES: &str = "sources.json";
 const CACHE: &str = "cache";
+/// How long seeding waits for a cargo build running in the checkout; past it the slot starts
+/// empty (a miss) rather than copying a build being written.
+const SEED_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 /// More slots than tasks a machine runs at once on one repository.
 const MAX_SLOTS: u32 = 64;
 
@@ -91,7 +94,15 @@ fn prepare_new(
         remove_any(&stale)?;
     }
     let seed = request.checkout.join(request.kind.seed_dir());
-    if request.seed && request.kind != CacheKind::Python && seed.is_dir() {
+    let mut seedable = request.seed && request.kind != CacheKind::Python && seed.is_dir();
+    // Held while the checkout's target is copied: a cargo build running there finishes
+    // first, one starting meanwhile waits.
+    let mut _builds = None;
+    if seedable && request.kind == CacheKind::Cargo {
+        _builds = cargo_lock::lock_builds(&seed, SEED_WAIT)?;
+        seedable = _builds.is_some();
+    }
+    if seedable {
         let partial = slot.join(format!("{CACHE}.partial"));
         remove_any(&partial)?;
         tree::link(request.kind, &seed, &partial)?;
