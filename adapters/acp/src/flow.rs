@@ -260,14 +260,13 @@ fn read<'a, T: Deserialize<'a>>(result: &'a str, method: &str) -> Result<T, Stri
     serde_json::from_str(result).map_err(|e| format!("unreadable answer to {method}: {e}"))
 }
 
-/// The `initialize` request: protocol version 1, files served, no terminals (the agents then
-/// run commands themselves, in their own process group under forge's).
+/// The `initialize` request: protocol version 1, files and terminals served.
 pub fn initialize_request() -> String {
     let fs = FileSystemCapabilities::new()
         .read_text_file(true)
         .write_text_file(true);
     let request = InitializeRequest::new(PROTOCOL)
-        .client_capabilities(ClientCapabilities::new().fs(fs).terminal(false))
+        .client_capabilities(ClientCapabilities::new().fs(fs).terminal(true))
         .client_info(Implementation::new(
             "forge-code-agent",
             env!("CARGO_PKG_VERSION"),
