@@ -11,12 +11,10 @@ use agent_client_protocol::v1::schema::{
 use async_trait::async_trait;
 use forge_domain::{AgentEvent, ForgeError, RawJson};
 use forge_ports::{AgentSession, SessionServices, SessionStep};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::flow::{self, Flow, FlowConfig, Step};
-use crate::rpc::{self, Kind};
+use crate::rpc::{self, Kind, parse, to_value};
 use crate::terminal::AcpTerminals;
 
 /// JSON-RPC "resource not found" (a path that is not a file).
@@ -123,14 +121,6 @@ impl AcpSession {
             Err(e) => Err(refused(e, &request.path, step)),
         }
     }
-}
-
-pub(crate) fn parse<T: DeserializeOwned>(params: &str) -> Result<T, RpcError> {
-    serde_json::from_str(params).map_err(|e| RpcError::invalid_params().data(e.to_string()))
-}
-
-pub(crate) fn to_value(answer: impl Serialize) -> Value {
-    serde_json::to_value(answer).unwrap_or_default()
 }
 
 /// The JSON-RPC error for a refused or failed file access.

@@ -16,13 +16,13 @@ use agent_client_protocol::v1::schema::{
     TerminalOutputResponse, ToolCallContent, WaitForTerminalExitRequest,
     WaitForTerminalExitResponse,
 };
-use forge_adapter_terminal::{Command, Exit, Snapshot, Terminals};
-use forge_domain::{AgentEvent, RawJson, ToolKind};
+use forge_adapter_terminal::{Command, Exit, Terminals, record};
+use forge_domain::AgentEvent;
 use forge_ports::{SessionServices, SessionStep};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::rpc;
-use crate::session::{Answer, failed, parse, to_value};
+use crate::rpc::{self, parse, to_value};
+use crate::session::{Answer, failed};
 
 pub struct AcpTerminals {
     terminals: Terminals,
@@ -75,9 +75,10 @@ impl AcpTerminals {
                 let (id, shown) = (id.clone(), self.shown.contains(&terminal));
                 step.later.push(Box::pin(async move {
                     let (command, last) = released.await;
+                    let call_id = format!("terminal:{terminal}");
                     let events = match shown {
                         true => Vec::new(),
-                        false => record(&terminal, &command, &last),
+                        false => record::tool_call(&call_id, &command, &last).into(),
                     };
                     answered(&id, to_value(ReleaseTerminalResponse::new()), events)
                 }));
@@ -152,37 +153,8 @@ fn answered(id: &RequestId, answer: Value, events: Vec<AgentEvent>) -> SessionSt
 
 /// ACP's exit status: the code, or the signal's name.
 fn status(exit: Exit) -> TerminalExitStatus {
-    let signal = exit.signal.map(|s| match s {
-        1 => "SIGHUP".to_owned(),
-        2 => "SIGINT".to_owned(),
-        9 => "SIGKILL".to_owned(),
-        15 => "SIGTERM".to_owned(),
-        n => format!("signal {n}"),
-    });
     let code = exit.code.and_then(|c| u32::try_from(c).ok());
-    TerminalExitStatus::new().exit_code(code).signal(signal)
-}
-
-/// A released terminal as a tool call: its command, output and exit code.
-fn record(terminal: &str, command: &Command, last: &Snapshot) -> Vec<AgentEvent> {
-    let call_id: Arc<str> = format!("terminal:{terminal}").into();
-    let name: Arc<str> = "terminal".into();
-    let input = json!({"command": command.line(), "cwd": command.cwd});
-    let exit_code = last.exit.and_then(|e| e.code);
-    vec![
-        AgentEvent::ToolCallStarted {
-            call_id: call_id.clone(),
-            kind: ToolKind::Shell,
-            name: name.clone(),
-            input: RawJson::from_parsed(&input.to_string()),
-        },
-        AgentEvent::ToolCallFinished {
-            call_id,
-            kind: ToolKind::Shell,
-            name,
-            output: Some(last.output.as_str().into()),
-            is_error: exit_code != Some(0),
-            exit_code,
-        },
-    ]
+    TerminalExitStatus::new()
+        .exit_code(code)
+        .signal(exit.signal_name())
 }

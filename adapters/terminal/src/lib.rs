@@ -5,6 +5,7 @@
 //! every command still there, so nothing an agent started outlives its run.
 
 pub mod output;
+pub mod record;
 pub mod terminals;
 
 pub use output::CappedOutput;

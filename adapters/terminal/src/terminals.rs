@@ -51,6 +51,19 @@ pub struct Exit {
     pub signal: Option<i32>,
 }
 
+impl Exit {
+    /// The signal's name (`SIGTERM`), or `signal N` for one without a common name.
+    pub fn signal_name(&self) -> Option<String> {
+        self.signal.map(|s| match s {
+            1 => "SIGHUP".to_owned(),
+            2 => "SIGINT".to_owned(),
+            9 => "SIGKILL".to_owned(),
+            15 => "SIGTERM".to_owned(),
+            n => format!("signal {n}"),
+        })
+    }
+}
+
 /// A command's output so far, and its end once it has one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
