@@ -33,23 +33,6 @@ struct Tag {
     session_update: String,
 }
 
-/// gemini's token counts, in the prompt answer's `_meta.quota.token_count`.
-#[derive(Deserialize)]
-struct GeminiMeta {
-    quota: Quota,
-}
-
-#[derive(Deserialize)]
-struct Quota {
-    token_count: TokenCount,
-}
-
-#[derive(Deserialize)]
-struct TokenCount {
-    input_tokens: u64,
-    output_tokens: u64,
-}
-
 /// A command's exit code, where an agent puts it in a tool call's `rawOutput`.
 #[derive(Deserialize)]
 struct Exit {
@@ -321,14 +304,15 @@ impl AcpDecoder {
     }
 }
 
-/// Token counts an agent put in the prompt answer's `_meta` (gemini's).
+/// Token counts an agent put in the prompt answer's `_meta` (gemini's
+/// `quota.token_count`: `input_tokens` and `output_tokens`).
 fn meta_usage(meta: Option<Meta>) -> Option<Usage> {
-    let meta: GeminiMeta = serde_json::from_value(meta?.into()).ok()?;
-    let count = meta.quota.token_count;
-    let (input_tokens, output_tokens) = (count.input_tokens, count.output_tokens);
+    let meta = serde_json::Value::Object(meta?);
+    let count = meta.pointer("/quota/token_count")?;
+    let tokens = |key: &str| count.get(key).and_then(serde_json::Value::as_u64);
     Some(Usage {
-        input_tokens,
-        output_tokens,
+        input_tokens: tokens("input_tokens")?,
+        output_tokens: tokens("output_tokens")?,
         ..Usage::default()
     })
 }
