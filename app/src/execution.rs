@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use forge_domain::{
-    AgentEvent, ExecutionRequest, ExecutionResult, ExecutionStatus, ForgeError, RawJson, Redactor,
-    RunId,
+    AgentEvent, EventAccumulator, ExecutionRequest, ExecutionResult, ExecutionStatus, ForgeError,
+    RawJson, Redactor, RunId,
 };
 use forge_ports::{
     AgentSession, InvocationContext, KillLadder, ProcessKiller, Provider, RegisteredTool,
@@ -415,6 +415,9 @@ pub(crate) async fn execute_inner(
     }
     let mut conversation_over = false;
     let mut later = FuturesUnordered::new();
+    // The tool calls the session records itself (commands it ran for the agent), for the
+    // result beside the decoder's.
+    let mut session_calls = EventAccumulator::new();
 
     let mut decoder = provider.decoder(&plan.request);
     // stderr line by line when the runner offers it, so what a CLI reports only there
@@ -489,6 +492,7 @@ pub(crate) async fn execute_inner(
         if let Some(mut step) = step {
             later.extend(step.later.drain(..));
             write_lines(&mut stdin, step.send, line_state.runtime_errors).await;
+            step.events.iter().for_each(|e| session_calls.observe(e));
             line_state.batch.extend(step.events);
             line_state.runtime_errors.extend(step.errors);
             if step.done && !conversation_over {
@@ -619,7 +623,8 @@ pub(crate) async fn execute_inner(
         runtime_errors.push(e);
     }
 
-    let pieces = decoder.finish(exit.as_ref());
+    let mut pieces = decoder.finish(exit.as_ref());
+    pieces.tool_calls.append(&mut session_calls.tool_calls);
     let duration_ms = rt.clock.monotonic_ms().saturating_sub(started_mono);
     let mut result = assemble_result(
         pieces,

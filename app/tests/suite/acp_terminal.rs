@@ -7,7 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use forge_app::{CodeAgent, ProviderRegistry};
-use forge_domain::{AgentEvent, ExecutionResult, ExecutionStatus, ForgeError, ProviderId};
+use forge_domain::{
+    AgentEvent, ExecutionResult, ExecutionStatus, ForgeError, ProviderId, ToolKind,
+};
 use forge_ports::{KillLadder, ProviderSettings};
 use serde_json::{Value, json};
 
@@ -160,6 +162,15 @@ async fn terminal_requests_are_served_and_waiting_for_an_exit_blocks_nothing() {
             Some("hello\n".to_owned()),
             Some(7)
         ))
+    );
+    let call = result
+        .tool_calls
+        .iter()
+        .find(|c| &*c.id == "terminal:term-1");
+    let call = call.map(|c| (c.kind, c.output.as_deref(), c.exit_code, c.is_error));
+    assert_eq!(
+        call,
+        Some((ToolKind::Shell, Some("hello\n"), Some(7), true))
     );
 }
 
