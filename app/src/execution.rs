@@ -6,15 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use forge_domain::{
-    AgentEvent, ExecutionRequest, ExecutionResult, ExecutionStatus, ForgeError, RawJson, Redactor,
-    RunId,
+    AgentEvent, EventAccumulator, ExecutionRequest, ExecutionResult, ExecutionStatus, ForgeError,
+    RawJson, Redactor, RunId,
 };
 use forge_ports::{
     AgentSession, InvocationContext, KillLadder, ProcessKiller, Provider, RegisteredTool,
     RunArtifacts, RunLogger, RunRecord, SessionServices, SpawnOptions, StdinWriter, StdoutItem,
     ToolHost, ToolRun,
 };
-use futures::FutureExt;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -401,6 +402,7 @@ pub(crate) async fn execute_inner(
         workspace: Arc::clone(&rt.workspace),
         runner: Arc::clone(&rt.runner),
         workdir: workdir.clone(),
+        ladder: plan.ladder,
     };
     let mut session = provider.session(&plan.request, &ctx, services);
     let mut stdin = match &session {
@@ -412,6 +414,10 @@ pub(crate) async fn execute_inner(
         write_lines(&mut stdin, session.opening(), &mut early_errors).await;
     }
     let mut conversation_over = false;
+    let mut later = FuturesUnordered::new();
+    // The tool calls the session records itself (commands it ran for the agent), for the
+    // result beside the decoder's.
+    let mut session_calls = EventAccumulator::new();
 
     let mut decoder = provider.decoder(&plan.request);
     // stderr line by line when the runner offers it, so what a CLI reports only there
@@ -441,7 +447,7 @@ pub(crate) async fn execute_inner(
         burst_bytes: 0,
     };
     loop {
-        let item = tokio::select! {
+        let (step, item) = tokio::select! {
             biased;
             () = canceller.kill.cancelled(), if !killed => {
                 killer.kill_now();
@@ -471,12 +477,22 @@ pub(crate) async fn execute_inner(
                 }
                 continue;
             }
-            item = child.next_stdout() => item,
+            // A step the session finishes later (an answer that waited for a command).
+            Some(step) = later.next(), if !later.is_empty() => (Some(step), None),
+            item = child.next_stdout() => {
+                let step = match (session.as_mut(), &item) {
+                    (Some(session), Ok(Some(StdoutItem::Line { text, .. }))) => {
+                        Some(session.on_line(text).await)
+                    }
+                    _ => None,
+                };
+                (step, Some(item))
+            }
         };
-        if let (Some(session), Ok(Some(StdoutItem::Line { text, .. }))) = (session.as_mut(), &item)
-        {
-            let step = session.on_line(text).await;
+        if let Some(mut step) = step {
+            later.extend(step.later.drain(..));
             write_lines(&mut stdin, step.send, line_state.runtime_errors).await;
+            step.events.iter().for_each(|e| session_calls.observe(e));
             line_state.batch.extend(step.events);
             line_state.runtime_errors.extend(step.errors);
             if step.done && !conversation_over {
@@ -499,6 +515,10 @@ pub(crate) async fn execute_inner(
                 });
             }
         }
+        let Some(item) = item else {
+            delivery.deliver(line_state.batch).await;
+            continue;
+        };
         let mut ended = !line_state.take(item);
         // Decode whatever is already waiting before delivering: one bundle write and one
         // wake-up of the reader per burst instead of per line. `next_stdout` is cancel-safe,
@@ -523,6 +543,13 @@ pub(crate) async fn execute_inner(
         }
     }
 
+    // What the session started for the agent (its commands) ends with the run.
+    drop(later);
+    if let Some(session) = session.as_mut()
+        && let Err(e) = session.end().await
+    {
+        runtime_errors.push(e);
+    }
     if let Some(task) = shutdown_task {
         match task.await {
             Ok(Ok(())) => {}
@@ -596,7 +623,8 @@ pub(crate) async fn execute_inner(
         runtime_errors.push(e);
     }
 
-    let pieces = decoder.finish(exit.as_ref());
+    let mut pieces = decoder.finish(exit.as_ref());
+    pieces.tool_calls.append(&mut session_calls.tool_calls);
     let duration_ms = rt.clock.monotonic_ms().saturating_sub(started_mono);
     let mut result = assemble_result(
         pieces,

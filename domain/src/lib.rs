@@ -6,6 +6,7 @@
 //! environment, the file system or a process; adapters do that and hand values in.
 
 pub mod accumulate;
+pub mod agent_protocol;
 pub mod autoloop;
 pub mod delivery;
 pub mod error;

@@ -41,7 +41,7 @@ pub use provider::{
     ProviderSettings, ResultPieces,
 };
 pub use queue::TaskQueue;
-pub use session::{AgentSession, SessionServices, SessionStep, StdinWriter};
+pub use session::{AgentSession, LaterStep, SessionServices, SessionStep, StdinWriter};
 pub use sink::{EventSink, RunSink};
 pub use store::{DecideOutcome, TaskStore};
 pub use tool_host::{

@@ -4,13 +4,15 @@
 //! session answer every stdout line before the line is decoded. The session is the client
 //! side of the protocol; the decoder still turns the same lines into events.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use forge_domain::{AgentEvent, ForgeError};
 
-use crate::process::ProcessRunner;
+use crate::process::{KillLadder, ProcessRunner};
 use crate::workspace::Workspace;
 
 /// The child's stdin, kept open for a conversation. Dropping it closes stdin.
@@ -24,17 +26,26 @@ pub trait StdinWriter: Send {
 }
 
 /// What the client side of a session may use: the run's workspace (every file the agent
-/// reads or writes through forge goes through its rule) and the process runner.
+/// reads or writes through forge goes through its rule) and the process runner (every
+/// command it runs for the agent, ended with the run's kill ladder).
 #[derive(Clone)]
 pub struct SessionServices {
     pub workspace: Arc<dyn Workspace>,
     pub runner: Arc<dyn ProcessRunner>,
     /// The run's work directory, canonical: the workspace root.
     pub workdir: PathBuf,
+    /// How the commands run for the agent are stopped.
+    pub ladder: KillLadder,
 }
 
+/// A step the session finishes later (the answer to a request that waits for something, as
+/// ACP's `terminal/wait_for_exit`): the runtime polls it beside the agent's lines, so other
+/// lines keep flowing and a cancel still works while it waits. Dropped unfinished when the
+/// run ends.
+pub type LaterStep = Pin<Box<dyn Future<Output = SessionStep> + Send>>;
+
 /// What the session does after one stdout line.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct SessionStep {
     /// Lines to write to the agent's stdin, in order (answers and the next requests).
     pub send: Vec<String>,
@@ -44,6 +55,20 @@ pub struct SessionStep {
     pub errors: Vec<ForgeError>,
     /// The conversation is over: the runtime closes stdin and ends the agent.
     pub done: bool,
+    /// Steps that finish later, each handled as this one when it does.
+    pub later: Vec<LaterStep>,
+}
+
+impl std::fmt::Debug for SessionStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionStep")
+            .field("send", &self.send)
+            .field("events", &self.events)
+            .field("errors", &self.errors)
+            .field("done", &self.done)
+            .field("later", &self.later.len())
+            .finish()
+    }
 }
 
 /// The client half of one run's conversation with an agent.
@@ -59,4 +84,14 @@ pub trait AgentSession: Send {
     /// The lines that ask the agent to stop its turn (cancel or timeout); the runtime walks
     /// the kill ladder after the interrupt grace if it has not ended by then.
     fn cancel(&mut self) -> Vec<String>;
+
+    /// The run is over (answered, cancelled, timed out or crashed): ends whatever the session
+    /// started for the agent (its commands), so nothing it started outlives the run.
+    /// Default: nothing to end.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when something it started cannot be ended.
+    async fn end(&mut self) -> Result<(), ForgeError> {
+        Ok(())
+    }
 }

@@ -8,11 +8,12 @@ use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, Meta, PlanEntryStatus, PromptResponse, SessionNotification, SessionUpdate,
-    StopReason, ToolCallContent, ToolCallStatus, ToolKind as AcpKind,
+    ToolCallContent, ToolCallStatus,
 };
+use forge_domain::agent_protocol::{AgentStopReason, AgentToolKind};
 use forge_domain::{
-    AgentEvent, CostSource, EventAccumulator, ExecutionMetadata, ExecutionStatus, FileChangeKind,
-    ForgeError, PlanEntry, PlanStatus, RawJson, SessionId, ToolKind, Usage,
+    AgentEvent, CostSource, EventAccumulator, ExecutionMetadata, ForgeError, PlanEntry, PlanStatus,
+    RawJson, SessionId, Usage,
 };
 use forge_ports::{Decoder, LineShape, ProcessExit, ResultPieces};
 use serde::Deserialize;
@@ -32,23 +33,6 @@ struct Tag {
     session_update: String,
 }
 
-/// gemini's token counts, in the prompt answer's `_meta.quota.token_count`.
-#[derive(Deserialize)]
-struct GeminiMeta {
-    quota: Quota,
-}
-
-#[derive(Deserialize)]
-struct Quota {
-    token_count: TokenCount,
-}
-
-#[derive(Deserialize)]
-struct TokenCount {
-    input_tokens: u64,
-    output_tokens: u64,
-}
-
 /// A command's exit code, where an agent puts it in a tool call's `rawOutput`.
 #[derive(Deserialize)]
 struct Exit {
@@ -58,7 +42,7 @@ struct Exit {
 
 /// A tool call until it completes: its kind, title and the paths it touches.
 struct OpenCall {
-    kind: AcpKind,
+    kind: AgentToolKind,
     name: Arc<str>,
     paths: Vec<PathBuf>,
 }
@@ -68,7 +52,7 @@ pub struct AcpDecoder {
     acc: EventAccumulator,
     /// Each open tool call, for its later updates.
     tools: HashMap<Arc<str>, OpenCall>,
-    stop: Option<StopReason>,
+    stop: Option<AgentStopReason>,
     usage: Option<Usage>,
     /// The cost the agent reported last (`usage_update.cost`).
     reported_cost: Option<f64>,
@@ -149,15 +133,11 @@ impl AcpDecoder {
             reasoning_tokens: u.thought_tokens.unwrap_or(0),
         });
         self.usage = usage.or_else(|| meta_usage(done.meta)).or(self.usage);
-        let status = match done.stop_reason {
-            StopReason::EndTurn => ExecutionStatus::Success,
-            StopReason::Cancelled => ExecutionStatus::Partial,
-            _ => ExecutionStatus::Error,
-        };
-        self.stop = Some(done.stop_reason);
+        let reason: AgentStopReason = rpc::named(done.stop_reason);
+        self.stop = Some(reason);
         let event = AgentEvent::Completed {
-            status,
-            stop_reason: Some(stop_name(done.stop_reason).to_owned()),
+            status: reason.status(),
+            stop_reason: Some(reason.name().to_owned()),
             result_text: None,
             usage: self.usage,
             cost_usd: self.reported_cost,
@@ -198,8 +178,9 @@ impl AcpDecoder {
                 let id: Arc<str> = call.tool_call_id.0.clone();
                 let name: Arc<str> = call.title.as_str().into();
                 let paths = call.locations.iter().map(|l| l.path.clone()).collect();
+                let kind: AgentToolKind = rpc::named(call.kind);
                 let open = OpenCall {
-                    kind: call.kind,
+                    kind,
                     name: name.clone(),
                     paths,
                 };
@@ -208,11 +189,8 @@ impl AcpDecoder {
                     Some(input) => input.to_string(),
                     None => serde_json::json!({ "locations": call.locations }).to_string(),
                 };
-                let (call_id, kind, input) = (
-                    id.clone(),
-                    tool_kind(call.kind),
-                    RawJson::from_parsed(&input),
-                );
+                let (call_id, kind, input) =
+                    (id.clone(), kind.canonical(), RawJson::from_parsed(&input));
                 self.emit(
                     out,
                     AgentEvent::ToolCallStarted {
@@ -233,7 +211,7 @@ impl AcpDecoder {
             SessionUpdate::ToolCallUpdate(update) => {
                 let (id, fields) = (update.tool_call_id.0, update.fields);
                 if let Some(open) = self.tools.get_mut(&id) {
-                    open.kind = fields.kind.unwrap_or(open.kind);
+                    open.kind = fields.kind.map_or(open.kind, rpc::named);
                     if let Some(locations) = &fields.locations {
                         open.paths = locations.iter().map(|l| l.path.clone()).collect();
                     }
@@ -303,7 +281,7 @@ impl AcpDecoder {
         let exit = raw_output.and_then(|v| Exit::deserialize(v).ok());
         let event = AgentEvent::ToolCallFinished {
             call_id: id.clone(),
-            kind: tool_kind(open.kind),
+            kind: open.kind.canonical(),
             name: open.name,
             output: output.map(Into::into),
             is_error: status == ToolCallStatus::Failed,
@@ -311,11 +289,8 @@ impl AcpDecoder {
         };
         self.emit(out, event);
         // A completed edit, delete or move changed the files it names.
-        let change = match open.kind {
-            AcpKind::Edit => FileChangeKind::Modified,
-            AcpKind::Delete => FileChangeKind::Deleted,
-            AcpKind::Move => FileChangeKind::Renamed,
-            _ => return,
+        let Some(change) = open.kind.file_change() else {
+            return;
         };
         if status == ToolCallStatus::Completed {
             for path in open.paths {
@@ -329,37 +304,15 @@ impl AcpDecoder {
     }
 }
 
-/// ACP's tool kinds → forge's.
-pub fn tool_kind(kind: AcpKind) -> ToolKind {
-    match kind {
-        AcpKind::Read => ToolKind::FileRead,
-        AcpKind::Edit | AcpKind::Delete | AcpKind::Move => ToolKind::FileWrite,
-        AcpKind::Search => ToolKind::Search,
-        AcpKind::Execute => ToolKind::Shell,
-        AcpKind::Fetch => ToolKind::Web,
-        _ => ToolKind::Other,
-    }
-}
-
-fn stop_name(reason: StopReason) -> &'static str {
-    match reason {
-        StopReason::EndTurn => "end_turn",
-        StopReason::MaxTokens => "max_tokens",
-        StopReason::MaxTurnRequests => "max_turn_requests",
-        StopReason::Refusal => "refusal",
-        StopReason::Cancelled => "cancelled",
-        _ => "other",
-    }
-}
-
-/// Token counts an agent put in the prompt answer's `_meta` (gemini's).
+/// Token counts an agent put in the prompt answer's `_meta` (gemini's
+/// `quota.token_count`: `input_tokens` and `output_tokens`).
 fn meta_usage(meta: Option<Meta>) -> Option<Usage> {
-    let meta: GeminiMeta = serde_json::from_value(meta?.into()).ok()?;
-    let count = meta.quota.token_count;
-    let (input_tokens, output_tokens) = (count.input_tokens, count.output_tokens);
+    let meta = serde_json::Value::Object(meta?);
+    let count = meta.pointer("/quota/token_count")?;
+    let tokens = |key: &str| count.get(key).and_then(serde_json::Value::as_u64);
     Some(Usage {
-        input_tokens,
-        output_tokens,
+        input_tokens: tokens("input_tokens")?,
+        output_tokens: tokens("output_tokens")?,
         ..Usage::default()
     })
 }
@@ -399,15 +352,11 @@ impl Decoder for AcpDecoder {
 
     fn finish(&mut self, _exit: Option<&ProcessExit>) -> ResultPieces {
         // A crash before the answer: the runtime adds the stderr tail.
-        let stopped = |reason| format!("the agent stopped: {}", stop_name(reason));
-        let error = match (&self.failure, self.stop) {
-            (Some(message), _) => Some(message.clone()),
-            (None, Some(StopReason::EndTurn | StopReason::Cancelled) | None) => None,
-            (None, Some(reason)) => Some(stopped(reason)),
-        };
+        let stopped = self.stop.and_then(AgentStopReason::error);
+        let error = self.failure.clone().or(stopped);
         let reported_success = match self.stop {
             _ if error.is_some() => Some(false),
-            Some(StopReason::EndTurn) => Some(true),
+            Some(AgentStopReason::EndTurn) => Some(true),
             _ => None,
         };
         let errors = error.map(|stderr_summary| ForgeError::ProviderExecution {
@@ -421,7 +370,7 @@ impl Decoder for AcpDecoder {
             usage: self.usage.unwrap_or_default(),
             cost_usd: self.reported_cost,
             cost_source: self.reported_cost.map(|_| CostSource::Reported),
-            stop_reason: self.stop.map(|s| stop_name(s).to_owned()),
+            stop_reason: self.stop.map(|s| s.name().to_owned()),
             changed_files: std::mem::take(&mut self.acc.changed_files),
             ..Default::default()
         };

@@ -9,14 +9,14 @@ use agent_client_protocol::v1::schema::{
     AuthenticateRequest, ClientCapabilities, ContentBlock, Error as RpcError, ErrorCode,
     FileSystemCapabilities, HttpHeader, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, McpServer, McpServerHttp, NewSessionRequest, PermissionOptionId,
-    PermissionOptionKind, PromptRequest, PromptResponse, RequestPermissionRequest,
-    ResumeSessionRequest, SessionModeState, SetSessionModeRequest, ToolKind as AcpKind,
+    PromptRequest, PromptResponse, RequestPermissionRequest, ResumeSessionRequest,
+    SessionModeState, SetSessionModeRequest,
 };
-use forge_domain::PermissionMode;
+use forge_domain::{PermissionMode, agent_protocol};
 use forge_ports::tool_host::McpEndpoint;
 use serde::Deserialize;
 
-use crate::rpc::{self, AUTHENTICATE, INITIALIZE, PROMPT, PROTOCOL, SESSION, SET_MODE};
+use crate::rpc::{self, AUTHENTICATE, INITIALIZE, PROMPT, PROTOCOL, SESSION, SET_MODE, to_value};
 
 /// What the run asks of the conversation.
 #[derive(Debug, Clone, Default)]
@@ -244,10 +244,6 @@ impl Flow {
     }
 }
 
-fn to_value(params: impl serde::Serialize) -> serde_json::Value {
-    serde_json::to_value(params).unwrap_or_default()
-}
-
 /// The ids of the authentication methods the agent offers.
 pub fn auth_methods(init: &InitializeResponse) -> Vec<String> {
     init.auth_methods
@@ -260,14 +256,13 @@ fn read<'a, T: Deserialize<'a>>(result: &'a str, method: &str) -> Result<T, Stri
     serde_json::from_str(result).map_err(|e| format!("unreadable answer to {method}: {e}"))
 }
 
-/// The `initialize` request: protocol version 1, files served, no terminals (the agents then
-/// run commands themselves, in their own process group under forge's).
+/// The `initialize` request: protocol version 1, files and terminals served.
 pub fn initialize_request() -> String {
     let fs = FileSystemCapabilities::new()
         .read_text_file(true)
         .write_text_file(true);
     let request = InitializeRequest::new(PROTOCOL)
-        .client_capabilities(ClientCapabilities::new().fs(fs).terminal(false))
+        .client_capabilities(ClientCapabilities::new().fs(fs).terminal(true))
         .client_info(Implementation::new(
             "forge-code-agent",
             env!("CARGO_PKG_VERSION"),
@@ -275,23 +270,12 @@ pub fn initialize_request() -> String {
     rpc::request(INITIALIZE, "initialize", &request)
 }
 
-/// The mode ids each forge mode matches, in order, among those the agents advertise.
-fn candidates(mode: PermissionMode) -> &'static [&'static str] {
-    match mode {
-        PermissionMode::Bypass => &["bypassPermissions", "full-access", "yolo"],
-        PermissionMode::AcceptEdits => &["acceptEdits", "auto", "autoEdit", "auto_edit"],
-        PermissionMode::Plan => &["plan", "read-only"],
-        PermissionMode::Default => &["default"],
-    }
-}
-
-/// The mode to switch to with `session/set_mode`: `None` when the run asked for none, or the
-/// session is in it already, or the agent has no modes (permission requests are then
+/// The mode to switch to with `session/set_mode` ([`agent_protocol::choose_mode`]): `None`
+/// also when the run asked for none, or the agent has no modes (permission requests are then
 /// answered from the run's mode).
 ///
 /// # Errors
-/// When the agent has modes and none is the one asked for (or the `modes` override names a
-/// mode it does not offer), naming the offered ones.
+/// As [`agent_protocol::choose_mode`].
 pub fn mode(
     modes: Option<&SessionModeState>,
     config: &FlowConfig,
@@ -300,63 +284,18 @@ pub fn mode(
         return Ok(None);
     };
     let offered: Vec<&str> = modes.available_modes.iter().map(|m| &*m.id.0).collect();
-    let offered_list = offered.join(", ");
-    let chosen = match config.modes.get(wanted.as_str()) {
-        Some(id) if offered.contains(&id.as_str()) => Some(id.as_str()),
-        Some(id) => {
-            return Err(format!(
-                "modes.{} names mode {id:?}, which the agent does not offer (offered: {offered_list})",
-                wanted.as_str(),
-            ));
-        }
-        None => candidates(wanted)
-            .iter()
-            .copied()
-            .find(|c| offered.contains(c)),
-    };
-    match chosen {
-        Some(id) if id == &*modes.current_mode_id.0 => Ok(None),
-        Some(id) => Ok(Some(id.to_owned())),
-        // The agent's own default is what `default` means.
-        None if wanted == PermissionMode::Default => Ok(None),
-        None => Err(format!(
-            "the agent offers no mode for permission mode {0} (offered: {offered_list}); name one with modes = {{ {0} = \"…\" }}",
-            wanted.as_str(),
-        )),
-    }
+    let current = &modes.current_mode_id.0;
+    agent_protocol::choose_mode(wanted, &offered, current, &config.modes)
 }
 
-/// Whether the run's mode lets a tool of this kind run without asking a person.
-fn allowed(mode: Option<PermissionMode>, kind: Option<AcpKind>) -> bool {
-    match mode {
-        Some(PermissionMode::Bypass) => true,
-        Some(PermissionMode::AcceptEdits) => !matches!(
-            kind,
-            Some(AcpKind::Execute | AcpKind::Delete | AcpKind::Fetch) | None
-        ),
-        Some(PermissionMode::Plan) => {
-            matches!(kind, Some(AcpKind::Read | AcpKind::Search | AcpKind::Think))
-        }
-        // Headless, nobody can be asked: the default refuses, like the CLIs' own.
-        Some(PermissionMode::Default) | None => false,
-    }
-}
-
-/// The option forge picks for a permission request: allow once when the mode allows it,
-/// else reject once; `None` (the request is cancelled) when the agent offers no such option.
+/// The option forge picks for a permission request ([`agent_protocol::permission_answer`]);
+/// `None` (the request is cancelled) when the agent offers no such option.
 pub fn permission(
     mode: Option<PermissionMode>,
     request: &RequestPermissionRequest,
 ) -> Option<PermissionOptionId> {
-    use PermissionOptionKind::{AllowAlways, AllowOnce, RejectAlways, RejectOnce};
-    let wanted = if allowed(mode, request.tool_call.fields.kind) {
-        [AllowOnce, AllowAlways]
-    } else {
-        [RejectOnce, RejectAlways]
-    };
-    let option = |kind| request.options.iter().find(|o| o.kind == kind);
-    wanted
-        .into_iter()
-        .find_map(option)
-        .map(|o| o.option_id.clone())
+    let offered: Vec<_> = request.options.iter().map(|o| rpc::named(o.kind)).collect();
+    let kind = request.tool_call.fields.kind.map(rpc::named);
+    let chosen = agent_protocol::permission_answer(mode, kind, &offered)?;
+    request.options.get(chosen).map(|o| o.option_id.clone())
 }

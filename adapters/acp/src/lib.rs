@@ -4,20 +4,23 @@
 //! agent asks its client to read and write files and to approve tool calls. The runtime
 //! spawns the agent with stdin open ([`forge_ports::Invocation::stdin_open`]); per stdout line
 //! the [`session::AcpSession`] answers (the client side: `initialize`, `session/new` or
-//! `session/load` / `session/resume`, the mode, `session/prompt`, `fs/*`,
+//! `session/load` / `session/resume`, the mode, `session/prompt`, `fs/*`, `terminal/*`,
 //! `session/request_permission`) and the [`decode::AcpDecoder`] turns the line into events.
 //! Both read the messages with the official SDK's schema types (`agent-client-protocol`)
 //! and follow the conversation with a [`flow::Flow`] each, so they agree without sharing
 //! state.
 //!
-//! `terminal/*` is not advertised: the agents then run commands themselves, in their own
-//! process group under forge's.
+//! `terminal/*` is advertised and served through the `ProcessRunner` port
+//! ([`terminal::AcpTerminals`]); the three agents forge is verified with (gemini 0.61,
+//! codex-acp 0.16, claude-agent-acp 0.23) never ask for a terminal and run commands
+//! themselves, in their own process group under forge's.
 
 pub mod decode;
 pub mod flow;
 pub mod provider;
 pub mod rpc;
 pub mod session;
+pub mod terminal;
 
 use std::sync::Arc;
 

@@ -5,6 +5,7 @@
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{Error as RpcError, RequestId};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use serde_json::value::RawValue;
@@ -89,4 +90,22 @@ pub fn describe(error: &RpcError) -> String {
         Some(data) => format!("{} ({data})", error.message),
         None => error.message.clone(),
     }
+}
+
+/// An SDK enum read as the domain's enum of the same names (its default, `Other`, for a
+/// name it does not know).
+pub fn named<T: DeserializeOwned + Default>(value: impl Serialize) -> T {
+    serde_json::to_value(value)
+        .and_then(serde_json::from_value)
+        .unwrap_or_default()
+}
+
+/// The params of an agent's request, read as `T`.
+pub fn parse<T: DeserializeOwned>(params: &str) -> Result<T, RpcError> {
+    serde_json::from_str(params).map_err(|e| RpcError::invalid_params().data(e.to_string()))
+}
+
+/// A schema value as JSON (they always serialise).
+pub fn to_value(value: impl Serialize) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or_default()
 }

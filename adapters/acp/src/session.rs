@@ -1,21 +1,21 @@
 //! [`AcpSession`]: the client side of one run's conversation. Its [`Flow`] sends each next
-//! request; it serves the agent's own requests: files through the workspace rule, and
-//! permission requests answered from the run's mode (each recorded as an event).
+//! request; it serves the agent's own requests: files through the workspace rule, commands
+//! through [`AcpTerminals`], and permission requests answered from the run's mode (each
+//! recorded as an event).
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, Error as RpcError, ReadTextFileRequest, ReadTextFileResponse,
+    CancelNotification, Error as RpcError, ReadTextFileRequest, ReadTextFileResponse, RequestId,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
     SelectedPermissionOutcome, WriteTextFileRequest, WriteTextFileResponse,
 };
 use async_trait::async_trait;
 use forge_domain::{AgentEvent, ForgeError, RawJson};
 use forge_ports::{AgentSession, SessionServices, SessionStep};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::flow::{self, Flow, FlowConfig, Step};
-use crate::rpc::{self, Kind};
+use crate::rpc::{self, Kind, parse, to_value};
+use crate::terminal::AcpTerminals;
 
 /// JSON-RPC "resource not found" (a path that is not a file).
 const NOT_FOUND: i32 = -32002;
@@ -23,24 +23,41 @@ const NOT_FOUND: i32 = -32002;
 pub struct AcpSession {
     flow: Flow,
     services: SessionServices,
+    terminals: AcpTerminals,
 }
 
-type Answer = Result<Value, RpcError>;
+pub(crate) type Answer = Result<Value, RpcError>;
 
 impl AcpSession {
     pub fn new(config: FlowConfig, services: SessionServices) -> Self {
         let flow = Flow::new(config);
-        Self { flow, services }
+        let terminals = AcpTerminals::new(&services);
+        Self {
+            flow,
+            services,
+            terminals,
+        }
     }
 
-    /// Serves one request of the agent.
-    async fn serve(&self, method: &str, params: &str, step: &mut SessionStep) -> Answer {
-        match method {
+    /// Serves one request of the agent: its answer, or `Ok(None)` when a later step carries
+    /// it.
+    async fn serve(
+        &mut self,
+        id: &RequestId,
+        method: &str,
+        params: &str,
+        step: &mut SessionStep,
+    ) -> Result<Option<Value>, RpcError> {
+        let answer = match method {
             "session/request_permission" => Ok(self.permission(parse(params)?, step)),
             "fs/read_text_file" => self.read(parse(params)?, step).await,
             "fs/write_text_file" => self.write(parse(params)?, step).await,
-            _ => Err(RpcError::method_not_found()),
-        }
+            _ => match method.strip_prefix("terminal/") {
+                Some(method) => return self.terminals.serve(id, method, params, step).await,
+                None => Err(RpcError::method_not_found()),
+            },
+        };
+        answer.map(Some)
     }
 
     fn permission(&self, request: RequestPermissionRequest, step: &mut SessionStep) -> Value {
@@ -106,21 +123,20 @@ impl AcpSession {
     }
 }
 
-fn parse<T: DeserializeOwned>(params: &str) -> Result<T, RpcError> {
-    serde_json::from_str(params).map_err(|e| RpcError::invalid_params().data(e.to_string()))
-}
-
-fn to_value(answer: impl Serialize) -> Value {
-    serde_json::to_value(answer).unwrap_or_default()
-}
-
-/// The JSON-RPC error for a refused or failed file access; an escape from the workspace is
-/// also kept in the result.
+/// The JSON-RPC error for a refused or failed file access.
 fn refused(error: ForgeError, path: &std::path::Path, step: &mut SessionStep) -> RpcError {
-    let rpc = if is_missing(&error) {
-        RpcError::new(NOT_FOUND, format!("Resource not found: {}", path.display()))
-    } else {
-        RpcError::new(-32603, error.to_string())
+    match is_missing(&error) {
+        true => RpcError::new(NOT_FOUND, format!("Resource not found: {}", path.display())),
+        false => failed(error, step),
+    }
+}
+
+/// The JSON-RPC error for a refused or failed request; an escape from the workspace is also
+/// kept in the result.
+pub(crate) fn failed(error: ForgeError, step: &mut SessionStep) -> RpcError {
+    let rpc = match &error {
+        ForgeError::InvalidRequest { reason } => RpcError::invalid_params().data(reason.clone()),
+        error => RpcError::new(-32603, error.to_string()),
     };
     if matches!(error, ForgeError::WorkspaceSecurity { .. }) {
         step.errors.push(error);
@@ -143,9 +159,13 @@ impl AgentSession for AcpSession {
         let mut step = SessionStep::default();
         match rpc::read(line) {
             Some(Kind::Request(id, method, params)) => {
-                let answer = self.serve(method, params, &mut step).await;
-                step.send.push(rpc::answer(&id, answer));
+                match self.serve(&id, method, params, &mut step).await {
+                    Ok(Some(answer)) => step.send.push(rpc::answer(&id, Ok(answer))),
+                    Ok(None) => {}
+                    Err(e) => step.send.push(rpc::answer(&id, Err(e))),
+                }
             }
+            Some(Kind::Notification(..)) => self.terminals.observe(line),
             Some(Kind::Answer(id, result)) => match self.flow.answer(id, result) {
                 Step::Send(next) | Step::Opened(_, Ok(next)) => step.send.push(next),
                 Step::Ignored => {}
@@ -161,5 +181,9 @@ impl AgentSession for AcpSession {
         let cancel = |id: &String| CancelNotification::new(id.clone());
         let line = |id| rpc::notification("session/cancel", &cancel(id));
         self.flow.session_id.iter().map(line).collect()
+    }
+
+    async fn end(&mut self) -> Result<(), ForgeError> {
+        self.terminals.end().await
     }
 }

@@ -10,6 +10,7 @@ pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;
 pub mod postgres;
+pub mod procs;
 pub mod props;
 pub mod queue_contract;
 pub mod reorder;

@@ -1,3 +1,4 @@
+mod acp_terminal;
 mod autoloop;
 mod delivery;
 mod faults;

@@ -17,6 +17,7 @@ fn converse(config: FlowConfig, agent: &[&str]) -> (Vec<String>, ResultPieces) {
         workspace: Arc::new(PassthroughWorkspace::default()),
         runner: Arc::new(ScriptedProcessRunner::new([])),
         workdir: "/work".into(),
+        ladder: forge_ports::KillLadder::default(),
     };
     let mut session = AcpSession::new(config.clone(), services);
     let mut decoder = AcpDecoder::new(config);

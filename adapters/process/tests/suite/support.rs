@@ -76,17 +76,7 @@ pub fn pid_of(value: &serde_json::Value) -> u32 {
     u32::try_from(value["pid"].as_u64().expect("a pid")).unwrap()
 }
 
-/// Alive = `/proc/<pid>` exists and is not a zombie (a zombie is dead, only unreaped).
-pub fn is_alive(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // The state follows the parenthesised command name, which may itself hold spaces.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    state != Some("Z") && state != Some("X")
-}
+pub use forge_testkit::procs::is_alive;
 
 /// Waits up to `within` for every pid to be gone; returns the survivors.
 pub async fn survivors_after(pids: &[u32], within: Duration) -> Vec<u32> {
