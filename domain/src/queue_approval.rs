@@ -44,8 +44,9 @@ pub struct QueueApproval {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum ApprovalOutcome {
-    /// Done: the local command's delivery (`approvals approve|reject --json`).
-    Done { delivery: serde_json::Value },
+    /// Done: the local command's report (`approvals approve|reject --json`, with its
+    /// `delivery`).
+    Done { report: serde_json::Value },
     /// The local command failed; the change stays where it was.
     Failed { error: String },
 }
@@ -57,6 +58,8 @@ pub struct QueueDecision {
     /// Who decided (the deciding machine's user), for the record.
     pub by: String,
     pub reason: Option<String>,
+    /// An approval pushes even if the task did not ask to (`approvals approve --push`).
+    pub push: bool,
 }
 
 /// What a decision through the queue came to.
@@ -215,7 +218,7 @@ mod tests {
             assert_eq!(a.awaits_worker(), waits, "{expected}");
         };
         let done = Some(ApprovalOutcome::Done {
-            delivery: serde_json::json!({"decision": "committed"}),
+            report: serde_json::json!({"decision": "committed"}),
         });
         let failed = Some(ApprovalOutcome::Failed {
             error: "push refused".into(),
@@ -244,7 +247,7 @@ mod tests {
     fn outcomes_round_trip_tagged() {
         for outcome in [
             ApprovalOutcome::Done {
-                delivery: serde_json::json!({"pushed": true}),
+                report: serde_json::json!({"pushed": true}),
             },
             ApprovalOutcome::Failed { error: "x".into() },
         ] {

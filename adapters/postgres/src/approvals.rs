@@ -133,7 +133,7 @@ impl PgQueue {
         let sql = format!(
             "WITH decided AS (
                 UPDATE queue_approvals SET state = $2, decided_by = $3, reason = $4,
-                    decided_at_ms = forge_now_ms()
+                    decided_at_ms = forge_now_ms(), push = push OR $5
                 WHERE approval_id = $1 AND state = 'pending'
                 RETURNING approval_id)
              SELECT pg_notify('{WORK_CHANNEL}', approval_id) FROM decided"
@@ -142,7 +142,13 @@ impl PgQueue {
             .query(
                 doing,
                 &sql,
-                &[&id.as_str(), &d.decision.state().as_str(), &d.by, &d.reason],
+                &[
+                    &id.as_str(),
+                    &d.decision.state().as_str(),
+                    &d.by,
+                    &d.reason,
+                    &d.push,
+                ],
             )
             .await?;
         Ok(self.queue_approval(id).await?.map(|a| {

@@ -201,10 +201,10 @@ impl SqliteStore {
                 .execute(
                     &format!(
                         "UPDATE {TABLE} SET state = ?2, decided_by = ?3, reason = ?4,
-                            decided_at_ms = ?5
+                            decided_at_ms = ?5, push = push OR ?6
                          WHERE approval_id = ?1 AND state = 'pending'"
                     ),
-                    params![id, d.decision.state().as_str(), d.by, d.reason, now],
+                    params![id, d.decision.state().as_str(), d.by, d.reason, now, d.push],
                 )
                 .map_err(|e| store_error(path, "deciding an approval", &e))?;
             Ok(read(tx, path, &id)?.map(|a| {

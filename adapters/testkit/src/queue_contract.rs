@@ -56,7 +56,8 @@ macro_rules! queue_contract_tests {
             a_held_change_is_recorded_once_and_listed_while_pending,
             an_approval_is_decided_once_across_machines,
             a_decision_waits_for_its_holder_until_carried_out,
-            approvals_of_unknown_tasks_and_ids_are_refused_or_none
+            approvals_of_unknown_tasks_and_ids_are_refused_or_none,
+            an_approval_asking_to_push_pushes_only_when_it_stands
         );
     };
     (@each $fresh:path; $($name:ident),* $(,)?) => {
@@ -571,6 +572,7 @@ fn decision(decision: Decision, by: &str) -> QueueDecision {
         decision,
         by: by.to_owned(),
         reason: Some(format!("{by} says so")),
+        push: false,
     }
 }
 
@@ -656,7 +658,7 @@ pub async fn a_decision_waits_for_its_holder_until_carried_out(a: Queue, b: Queu
     // Nothing decided: nothing to do, and no outcome can be recorded.
     assert!(a.decided_approvals("w1").await.unwrap().is_empty());
     let done = ApprovalOutcome::Done {
-        delivery: serde_json::json!({"decision": "committed", "pushed": true}),
+        report: serde_json::json!({"decision": "committed", "pushed": true}),
     };
     assert!(!a.record_approval_outcome(&ap("t1"), &done).await.unwrap());
     for name in ["t1", "t3"] {
@@ -696,4 +698,35 @@ pub async fn approvals_of_unknown_tasks_and_ids_are_refused_or_none(a: Queue, b:
         .unwrap();
     assert_eq!(decided, None);
     assert!(b.approvals(true).await.unwrap().is_empty());
+}
+
+pub async fn an_approval_asking_to_push_pushes_only_when_it_stands(a: Queue, b: Queue) {
+    for name in ["t1", "t2"] {
+        submit(&a, name).await;
+        let quiet = QueueApproval {
+            push: false,
+            ..held(name, "w1")
+        };
+        a.record_approval(&quiet).await.unwrap();
+    }
+    let pushing = |d: Decision| QueueDecision {
+        push: true,
+        ..decision(d, "ann")
+    };
+    let Some(Decided::Now(approved)) = b
+        .decide_approval(&ap("t1"), &pushing(Decision::Approve))
+        .await
+        .unwrap()
+    else {
+        panic!("not decided")
+    };
+    assert!(approved.push);
+    // A losing decision's --push changes nothing.
+    b.decide_approval(&ap("t2"), &decision(Decision::Approve, "bob"))
+        .await
+        .unwrap();
+    b.decide_approval(&ap("t2"), &pushing(Decision::Approve))
+        .await
+        .unwrap();
+    assert!(!a.approval(&ap("t2")).await.unwrap().unwrap().push);
 }
