@@ -25,6 +25,7 @@ mod install;
 pub mod latest;
 mod mcp;
 mod queue;
+mod queue_approvals;
 mod queue_serve;
 mod rate_limit;
 mod receiver;
@@ -174,7 +175,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "queue",
-        about: "workers with their own HOME run a submitted task once, on PostgreSQL",
+        about: "workers with their own HOME run a submitted task once, on PostgreSQL; a held one is approved from another HOME and delivered once",
         scenarios: queue::names,
         run: queue::run,
     },
