@@ -11,6 +11,8 @@ use serde_json::Value;
 
 use super::harness::wait_for;
 use super::queue::{BUILT_IN, LIMIT, Setup, assert_delivered_once, is_final, state, task_branches};
+use super::queue_serve::{QueueServer, get};
+use super::serve_harness::client;
 
 const RISKY: &[(&str, &str)] = &[("AGENT_ALSO", ".env")];
 
@@ -177,4 +179,45 @@ fn unknown_approvals_and_queues_are_usage_errors() {
     assert_eq!(code(&["list"], "mysql://db/forge"), Some(2));
     // An empty queue lists nothing (and is no error).
     assert_eq!(code(&["list"], &queue), Some(0));
+}
+
+/// `serve --queue`: `/v1/approvals` without `?repo=` is the queue's — listed, decided once
+/// (409 for the second), carried out by the holding worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_decides_the_queues_approvals_once() {
+    let setup = Setup::new(false);
+    let (id, _) = held_task(&setup, "w1");
+    let ap = format!("ap-{id}");
+    let server = QueueServer::start(&setup);
+    let (code, listed) = get(&server, "/v1/approvals").await;
+    assert_eq!(code, 200, "{listed}");
+    assert_eq!(
+        listed["approvals"][0]["approval_id"],
+        ap.as_str(),
+        "{listed}"
+    );
+    assert_eq!(listed["approvals"][0]["status"], "pending", "{listed}");
+    let post = |path: String| {
+        let url = server.url(&path);
+        async move { client().post(url).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(post(format!("/v1/approvals/{ap}/approve")).await, 200);
+    assert_eq!(post(format!("/v1/approvals/{ap}/reject")).await, 409);
+    assert_eq!(post("/v1/approvals/ap-nope/approve".to_owned()).await, 404);
+    let worker = setup.worker("w1", RISKY, "30000");
+    let show = format!("/v1/approvals/{ap}");
+    let mut shown = Value::Null;
+    for _ in 0..1200 {
+        shown = get(&server, &show).await.1;
+        if shown["approval"]["outcome"].is_object() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        shown["approval"]["status"], "approved, delivered",
+        "{shown}"
+    );
+    assert_eq!(worker.stop(), Some(0));
+    assert_delivered_once(&setup, &id, BUILT_IN);
 }
