@@ -636,9 +636,13 @@ fn postgres_going_away_mid_run_loses_nothing_and_runs_nothing_twice() {
         setup.worker_on(&via_proxy, "w1", &slow, "30000"),
         setup.worker_on(&via_proxy, "w2", &slow, "30000"),
     ];
+    // Both workers up (each runs a task) before the outage: a worker still starting when
+    // the database goes fails its start, which is not what this test is about.
     assert!(wait_for(LIMIT, || ids
         .iter()
-        .any(|id| state(&setup.status(id)) == "running")));
+        .filter(|id| state(&setup.status(id)) == "running")
+        .count()
+        == 2));
     proxy.stop();
     // The outage: long enough for heartbeats, claims and results to fail and back off.
     std::thread::sleep(Duration::from_secs(3));
