@@ -78,14 +78,19 @@ impl QueueApproval {
     }
 
     /// The state as a person reads it: `pending`, `approved (waiting for worker w1)`,
-    /// `approved, delivered`, `rejected, removed`, `approved, failed: …`.
+    /// `approved, delivered` (pushed), `approved, committed` (in the worker's cache, not
+    /// pushed), `rejected, removed`, `approved, failed: …`.
     pub fn status_text(&self) -> String {
         let state = self.state.as_str();
         match (&self.outcome, self.state) {
             (_, ApprovalState::Pending) => state.to_owned(),
             (None, _) => format!("{state} (waiting for worker {})", self.worker),
-            (Some(ApprovalOutcome::Done { .. }), ApprovalState::Approved) => {
-                format!("{state}, delivered")
+            (Some(ApprovalOutcome::Done { report }), ApprovalState::Approved) => {
+                let pushed = report.pointer("/delivery/pushed") == Some(&true.into());
+                format!(
+                    "{state}, {}",
+                    if pushed { "delivered" } else { "committed" }
+                )
             }
             (Some(ApprovalOutcome::Done { .. }), _) => format!("{state}, removed"),
             (Some(ApprovalOutcome::Failed { error }), _) => format!("{state}, failed: {error}"),
@@ -218,7 +223,10 @@ mod tests {
             assert_eq!(a.awaits_worker(), waits, "{expected}");
         };
         let done = Some(ApprovalOutcome::Done {
-            report: serde_json::json!({"decision": "committed"}),
+            report: serde_json::json!({"delivery": {"decision": "committed", "pushed": true}}),
+        });
+        let committed = Some(ApprovalOutcome::Done {
+            report: serde_json::json!({"delivery": {"decision": "committed", "pushed": false}}),
         });
         let failed = Some(ApprovalOutcome::Failed {
             error: "push refused".into(),
@@ -235,6 +243,7 @@ mod tests {
             "rejected (waiting for worker w1)",
         );
         check(ApprovalState::Approved, done.clone(), "approved, delivered");
+        check(ApprovalState::Approved, committed, "approved, committed");
         check(ApprovalState::Rejected, done, "rejected, removed");
         check(
             ApprovalState::Approved,

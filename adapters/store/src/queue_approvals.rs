@@ -175,8 +175,8 @@ impl SqliteStore {
         all: bool,
     ) -> Result<Vec<QueueApproval>, ForgeError> {
         self.with(move |conn, path| {
-            let condition = if all { "?1 = ?1" } else { "state = ?1" };
-            read_where(conn, path, condition, "pending")
+            let everything = if all { "all" } else { "pending" };
+            read_where(conn, path, "(?1 = 'all' OR state = 'pending')", everything)
         })
         .await
     }

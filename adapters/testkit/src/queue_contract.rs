@@ -658,7 +658,7 @@ pub async fn a_decision_waits_for_its_holder_until_carried_out(a: Queue, b: Queu
     // Nothing decided: nothing to do, and no outcome can be recorded.
     assert!(a.decided_approvals("w1").await.unwrap().is_empty());
     let done = ApprovalOutcome::Done {
-        report: serde_json::json!({"decision": "committed", "pushed": true}),
+        report: serde_json::json!({"delivery": {"decision": "committed", "pushed": true}}),
     };
     assert!(!a.record_approval_outcome(&ap("t1"), &done).await.unwrap());
     for name in ["t1", "t3"] {
