@@ -17,6 +17,7 @@ pub mod orphan;
 pub mod path_policy;
 pub mod pricing;
 pub mod queue;
+pub mod queue_approval;
 pub mod rate_limit;
 pub mod raw;
 pub mod redact;

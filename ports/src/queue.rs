@@ -8,9 +8,11 @@
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
+use forge_domain::delivery::ApprovalId;
 use forge_domain::queue::{
     Finish, Heartbeat, QueueDelivery, QueueEvent, QueueSubmission, QueuedTask,
 };
+use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
 use forge_domain::task::TaskId;
 
 #[async_trait]
@@ -119,4 +121,55 @@ pub trait TaskQueue: Send + Sync {
     /// # Errors
     /// [`ForgeError::Io`] when the queue cannot be reached (the caller backs off and retries).
     async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError>;
+
+    /// Records the approval a finished task's held change waits for, once per task: the
+    /// first record stands (a later one changes nothing). Returns the record that stands.
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] when there is no such task; [`ForgeError::Io`] when
+    /// the queue cannot be reached or written.
+    async fn record_approval(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError>;
+
+    /// The approvals, oldest first: pending ones only unless `all`.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or read.
+    async fn approvals(&self, all: bool) -> Result<Vec<QueueApproval>, ForgeError>;
+
+    /// One approval, `None` when there is none.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or read.
+    async fn approval(&self, id: &ApprovalId) -> Result<Option<QueueApproval>, ForgeError>;
+
+    /// Decides a pending approval, once across every machine: the first decision stands
+    /// (one conditional write), a later one changes nothing and gets
+    /// [`Decided::Already`]. The holding worker is woken. `None` when there is no such
+    /// approval.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or written.
+    async fn decide_approval(
+        &self,
+        id: &ApprovalId,
+        decision: &QueueDecision,
+    ) -> Result<Option<Decided>, ForgeError>;
+
+    /// The approvals `holder` holds that are decided and not carried out yet, oldest
+    /// first (what a worker has to do).
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or read.
+    async fn decided_approvals(&self, holder: &str) -> Result<Vec<QueueApproval>, ForgeError>;
+
+    /// Records what carrying the decision out came to, once: `false` (nothing written)
+    /// when the approval is pending, already has an outcome, or does not exist.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached or written.
+    async fn record_approval_outcome(
+        &self,
+        id: &ApprovalId,
+        outcome: &ApprovalOutcome,
+    ) -> Result<bool, ForgeError>;
 }

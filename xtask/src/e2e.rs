@@ -26,6 +26,7 @@ pub mod latest;
 mod mcp;
 mod pool;
 mod queue;
+mod queue_approvals;
 mod queue_serve;
 mod rate_limit;
 mod receiver;
@@ -175,7 +176,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "queue",
-        about: "workers with their own HOME run a submitted task once, on PostgreSQL",
+        about: "workers with their own HOME run a submitted task once, on PostgreSQL; a held one is approved from another HOME and delivered once",
         scenarios: queue::names,
         run: queue::run,
     },

@@ -16,3 +16,4 @@ mod remote;
 mod worktree;
 
 pub use git_cli::GitCli;
+pub use remote::cache_name;

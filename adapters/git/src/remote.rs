@@ -101,7 +101,7 @@ pub(crate) async fn remote_branch(
 
 /// A directory name for `url`: its readable tail plus a hash of the whole, so two URLs
 /// ending alike never share a cache.
-pub(crate) fn cache_name(url: &str) -> String {
+pub fn cache_name(url: &str) -> String {
     let tail: String = url
         .trim_end_matches('/')
         .trim_end_matches(".git")

@@ -13,6 +13,7 @@
 //!
 //! [`ForgeError::Io`]: forge_domain::ForgeError::Io
 
+mod approvals;
 mod connect;
 mod listen;
 mod migrate;

@@ -31,6 +31,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "003_event_seq",
         sql: include_str!("../migrations/003_event_seq.sql"),
     },
+    Migration {
+        version: 4,
+        name: "004_queue_approvals",
+        sql: include_str!("../migrations/004_queue_approvals.sql"),
+    },
 ];
 
 /// Any number fixed for forge: workers connecting at once take turns applying migrations.

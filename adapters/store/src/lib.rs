@@ -11,6 +11,7 @@ mod location;
 mod migrate;
 mod open;
 mod queue;
+mod queue_approvals;
 mod rows;
 mod store;
 

@@ -38,6 +38,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "004_event_seq",
         sql: include_str!("../migrations/004_event_seq.sql"),
     },
+    Migration {
+        version: 5,
+        name: "005_queue_approvals",
+        sql: include_str!("../migrations/005_queue_approvals.sql"),
+    },
 ];
 
 /// Applies the migrations `conn` has not seen. Each runs in an IMMEDIATE transaction that

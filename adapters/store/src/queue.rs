@@ -7,10 +7,12 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
+use forge_domain::delivery::ApprovalId;
 use forge_domain::queue::{
     Finish, Heartbeat, QueueDelivery, QueueEvent, QueueState, QueueSubmission, QueuedTask,
     dead_error,
 };
+use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
@@ -481,5 +483,38 @@ impl TaskQueue for SqliteStore {
     async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError> {
         tokio::time::sleep(std::time::Duration::from_millis(timeout_ms.min(POLL_MS))).await;
         Ok(())
+    }
+
+    async fn record_approval(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError> {
+        self.record_queue_approval(approval, now_ms()).await
+    }
+
+    async fn approvals(&self, all: bool) -> Result<Vec<QueueApproval>, ForgeError> {
+        self.queue_approvals(all).await
+    }
+
+    async fn approval(&self, id: &ApprovalId) -> Result<Option<QueueApproval>, ForgeError> {
+        self.queue_approval(id).await
+    }
+
+    async fn decide_approval(
+        &self,
+        id: &ApprovalId,
+        decision: &QueueDecision,
+    ) -> Result<Option<Decided>, ForgeError> {
+        // The holding worker's short poll sees it (no NOTIFY in SQLite).
+        self.decide_queue_approval(id, decision, now_ms()).await
+    }
+
+    async fn decided_approvals(&self, holder: &str) -> Result<Vec<QueueApproval>, ForgeError> {
+        self.decided_queue_approvals(holder).await
+    }
+
+    async fn record_approval_outcome(
+        &self,
+        id: &ApprovalId,
+        outcome: &ApprovalOutcome,
+    ) -> Result<bool, ForgeError> {
+        self.record_queue_approval_outcome(id, outcome).await
     }
 }

@@ -14,9 +14,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use forge_domain::ForgeError;
+use forge_domain::delivery::{ApprovalId, ApprovalState, Decision};
 use forge_domain::queue::{
     Finish, Heartbeat, QueueDelivery, QueueState, QueueSubmission, QueuedTask, dead_error,
 };
+use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
 
@@ -50,7 +52,12 @@ macro_rules! queue_contract_tests {
             an_idle_worker_wakes_for_a_submit,
             tasks_are_listed_newest_first,
             unknown_tasks_are_none,
-            a_task_is_delivered_once_whoever_records_first
+            a_task_is_delivered_once_whoever_records_first,
+            a_held_change_is_recorded_once_and_listed_while_pending,
+            an_approval_is_decided_once_across_machines,
+            a_decision_waits_for_its_holder_until_carried_out,
+            approvals_of_unknown_tasks_and_ids_are_refused_or_none,
+            an_approval_asking_to_push_pushes_only_when_it_stands
         );
     };
     (@each $fresh:path; $($name:ident),* $(,)?) => {
@@ -538,4 +545,188 @@ pub async fn a_reader_wakes_for_an_appended_event(a: Queue, b: Queue) {
         .expect("the reader was not woken by the append")
         .unwrap();
     assert_eq!((first.seq, first.kind.as_str()), (1, "stage"));
+}
+
+/// The approval task `name`'s held change asks for, held by `holder`.
+pub fn held(name: &str, holder: &str) -> QueueApproval {
+    QueueApproval {
+        approval_id: ApprovalId::for_task(&id(name)),
+        task_id: id(name),
+        worker: holder.to_owned(),
+        risk_score: 6,
+        reasons: vec!["+6 sensitive file .env".to_owned()],
+        files: vec![".env".to_owned(), "a.txt".to_owned()],
+        summary: Some(format!("did {name}")),
+        push: true,
+        state: ApprovalState::Pending,
+        requested_at_ms: 0,
+        decided_by: None,
+        reason: None,
+        decided_at_ms: None,
+        outcome: None,
+    }
+}
+
+fn decision(decision: Decision, by: &str) -> QueueDecision {
+    QueueDecision {
+        decision,
+        by: by.to_owned(),
+        reason: Some(format!("{by} says so")),
+        push: false,
+    }
+}
+
+fn ap(name: &str) -> ApprovalId {
+    ApprovalId::for_task(&id(name))
+}
+
+pub async fn a_held_change_is_recorded_once_and_listed_while_pending(a: Queue, b: Queue) {
+    for name in ["t1", "t2"] {
+        submit(&a, name).await;
+    }
+    let recorded = a.record_approval(&held("t1", "w1")).await.unwrap();
+    assert_eq!(recorded.state, ApprovalState::Pending);
+    assert!(recorded.requested_at_ms > 0);
+    assert_eq!(
+        recorded,
+        QueueApproval {
+            requested_at_ms: recorded.requested_at_ms,
+            ..held("t1", "w1")
+        }
+    );
+    // A second record of the task (another worker's) changes nothing: the first stands.
+    let again = b.record_approval(&held("t1", "w2")).await.unwrap();
+    assert_eq!(again, recorded);
+    b.record_approval(&held("t2", "w2")).await.unwrap();
+    assert_eq!(b.approval(&ap("t1")).await.unwrap(), Some(recorded));
+    let pending: Vec<_> = b.approvals(false).await.unwrap();
+    let ids: Vec<_> = pending.iter().map(|p| p.approval_id.as_str()).collect();
+    assert_eq!(ids, ["ap-t1", "ap-t2"]);
+    a.decide_approval(&ap("t1"), &decision(Decision::Reject, "ann"))
+        .await
+        .unwrap();
+    let pending: Vec<_> = b.approvals(false).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].approval_id.as_str(), "ap-t2");
+    assert_eq!(b.approvals(true).await.unwrap().len(), 2);
+}
+
+pub async fn an_approval_is_decided_once_across_machines(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    a.record_approval(&held("t1", "w1")).await.unwrap();
+    let (id1, yes, no) = (
+        ap("t1"),
+        decision(Decision::Approve, "ann"),
+        decision(Decision::Reject, "bob"),
+    );
+    let (x, y) = tokio::join!(a.decide_approval(&id1, &yes), b.decide_approval(&id1, &no));
+    let (x, y) = (x.unwrap().unwrap(), y.unwrap().unwrap());
+    let (winner, loser) = match (&x, &y) {
+        (Decided::Now(w), Decided::Already(l)) | (Decided::Already(l), Decided::Now(w)) => (w, l),
+        other => panic!("not one winner: {other:?}"),
+    };
+    // The loser is told what stands: the winner's decision, unchanged.
+    assert_eq!(winner, loser);
+    assert_ne!(winner.state, ApprovalState::Pending);
+    let by = winner.decided_by.as_deref().unwrap();
+    let expected = if by == "ann" {
+        ApprovalState::Approved
+    } else {
+        ApprovalState::Rejected
+    };
+    assert_eq!(winner.state, expected);
+    assert_eq!(
+        winner.reason.as_deref(),
+        Some(format!("{by} says so").as_str())
+    );
+    assert!(winner.decided_at_ms.is_some());
+    // Later decisions change nothing either.
+    let later = a
+        .decide_approval(&ap("t1"), &decision(Decision::Approve, "cy"))
+        .await
+        .unwrap();
+    assert_eq!(later, Some(Decided::Already(winner.clone())));
+}
+
+pub async fn a_decision_waits_for_its_holder_until_carried_out(a: Queue, b: Queue) {
+    for name in ["t1", "t2", "t3"] {
+        submit(&a, name).await;
+    }
+    a.record_approval(&held("t1", "w1")).await.unwrap();
+    a.record_approval(&held("t2", "w1")).await.unwrap();
+    a.record_approval(&held("t3", "w2")).await.unwrap();
+    // Nothing decided: nothing to do, and no outcome can be recorded.
+    assert!(a.decided_approvals("w1").await.unwrap().is_empty());
+    let done = ApprovalOutcome::Done {
+        report: serde_json::json!({"delivery": {"decision": "committed", "pushed": true}}),
+    };
+    assert!(!a.record_approval_outcome(&ap("t1"), &done).await.unwrap());
+    for name in ["t1", "t3"] {
+        b.decide_approval(&ap(name), &decision(Decision::Approve, "ann"))
+            .await
+            .unwrap();
+    }
+    // Only the holder's decided approvals, and each until its outcome is recorded, once.
+    let todo = a.decided_approvals("w1").await.unwrap();
+    let ids: Vec<_> = todo.iter().map(|t| t.approval_id.as_str()).collect();
+    assert_eq!(ids, ["ap-t1"]);
+    assert!(todo[0].awaits_worker());
+    assert!(a.record_approval_outcome(&ap("t1"), &done).await.unwrap());
+    let failed = ApprovalOutcome::Failed {
+        error: "late".to_owned(),
+    };
+    assert!(!b.record_approval_outcome(&ap("t1"), &failed).await.unwrap());
+    assert!(a.decided_approvals("w1").await.unwrap().is_empty());
+    let read = b.approval(&ap("t1")).await.unwrap().unwrap();
+    assert_eq!(read.outcome, Some(done));
+    assert_eq!(read.status_text(), "approved, delivered");
+    let other = b.decided_approvals("w2").await.unwrap();
+    assert_eq!(other.len(), 1);
+    assert_eq!(other[0].status_text(), "approved (waiting for worker w2)");
+}
+
+pub async fn approvals_of_unknown_tasks_and_ids_are_refused_or_none(a: Queue, b: Queue) {
+    let refused = a.record_approval(&held("nope", "w1")).await.unwrap_err();
+    assert!(
+        matches!(&refused, ForgeError::InvalidRequest { reason } if reason.contains("nope")),
+        "{refused:?}"
+    );
+    assert_eq!(b.approval(&ap("nope")).await.unwrap(), None);
+    let decided = b
+        .decide_approval(&ap("nope"), &decision(Decision::Approve, "ann"))
+        .await
+        .unwrap();
+    assert_eq!(decided, None);
+    assert!(b.approvals(true).await.unwrap().is_empty());
+}
+
+pub async fn an_approval_asking_to_push_pushes_only_when_it_stands(a: Queue, b: Queue) {
+    for name in ["t1", "t2"] {
+        submit(&a, name).await;
+        let quiet = QueueApproval {
+            push: false,
+            ..held(name, "w1")
+        };
+        a.record_approval(&quiet).await.unwrap();
+    }
+    let pushing = |d: Decision| QueueDecision {
+        push: true,
+        ..decision(d, "ann")
+    };
+    let Some(Decided::Now(approved)) = b
+        .decide_approval(&ap("t1"), &pushing(Decision::Approve))
+        .await
+        .unwrap()
+    else {
+        panic!("not decided")
+    };
+    assert!(approved.push);
+    // A losing decision's --push changes nothing.
+    b.decide_approval(&ap("t2"), &decision(Decision::Approve, "bob"))
+        .await
+        .unwrap();
+    b.decide_approval(&ap("t2"), &pushing(Decision::Approve))
+        .await
+        .unwrap();
+    assert!(!a.approval(&ap("t2")).await.unwrap().unwrap().push);
 }

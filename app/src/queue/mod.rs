@@ -1,6 +1,7 @@
 //! The queue's use cases: a worker that claims tasks from a [`forge_ports::TaskQueue`] and
 //! runs each through a [`QueuedTaskRunner`] while holding its lease.
 
+mod approvals;
 mod worker;
 
 pub use worker::{

@@ -13,12 +13,14 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
+use forge_domain::delivery::{ApprovalId, ApprovalState};
 use forge_domain::queue::{
     Finish, Heartbeat, QueueDelivery, QueueState, QueuedTask, pushed_delivery, state_of_exit,
 };
+use forge_domain::queue_approval::{ApprovalOutcome, QueueApproval};
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// Runs one claimed task to its end (the guarded pipeline, in the binary: `task run`).
@@ -33,6 +35,19 @@ pub trait QueuedTaskRunner: Send + Sync {
         stop: CancellationToken,
         events: mpsc::UnboundedSender<TaskEvent>,
     ) -> RunEnd;
+
+    /// Carries out the decision taken on `approval` (a change of `task` this worker holds):
+    /// commits (and pushes when the task asked to) or removes it. Errors are in the
+    /// returned outcome, never lost. A runner that cannot says so in the outcome.
+    async fn carry_out(&self, approval: &QueueApproval, task: &QueuedTask) -> ApprovalOutcome {
+        let _ = task;
+        ApprovalOutcome::Failed {
+            error: format!(
+                "this worker cannot carry out approvals ({} stays held)",
+                approval.approval_id
+            ),
+        }
+    }
 }
 
 /// One event of a running task, stored with it (`kind`, e.g. `stage`, and its data).
@@ -65,6 +80,10 @@ pub enum StopReason {
 pub struct WorkerConfig {
     /// This worker's name in the queue (`worker` of the tasks it holds).
     pub name: String,
+    /// The key the changes it holds for approval are filed under: stable across restarts
+    /// on one machine (a name with a pid in it is not), so a decision taken while the
+    /// worker was down is carried out when it is back. `name` unless set.
+    pub holder: String,
     pub concurrency: usize,
     pub lease_ms: u64,
     /// How often the lease is renewed and a cancel looked for.
@@ -80,8 +99,10 @@ impl WorkerConfig {
     /// Defaults for `name`: one task, a 30 s lease renewed every 500 ms (so a cancel is
     /// seen within half a second), idle look every second, 60 s to drain.
     pub fn new(name: impl Into<String>) -> Self {
+        let name = name.into();
         Self {
-            name: name.into(),
+            holder: name.clone(),
+            name,
             concurrency: 1,
             lease_ms: 30_000,
             heartbeat_ms: 500,
@@ -94,10 +115,28 @@ impl WorkerConfig {
 /// What the worker tells its caller as it goes (the CLI prints these lines).
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorkerEvent {
-    Claimed { task: TaskId, attempt: u32 },
-    Finished { task: TaskId, state: QueueState },
-    Stopped { task: TaskId, reason: StopReason },
-    QueueError { doing: &'static str, error: String },
+    Claimed {
+        task: TaskId,
+        attempt: u32,
+    },
+    Finished {
+        task: TaskId,
+        state: QueueState,
+    },
+    Stopped {
+        task: TaskId,
+        reason: StopReason,
+    },
+    QueueError {
+        doing: &'static str,
+        error: String,
+    },
+    /// A decision on a held change was carried out (`error`: it failed, the change stays).
+    ApprovalCarriedOut {
+        approval: ApprovalId,
+        state: ApprovalState,
+        error: Option<String>,
+    },
 }
 
 /// What a worker did by the time it stopped.
@@ -110,14 +149,14 @@ pub struct WorkerSummary {
 }
 
 pub struct Worker {
-    queue: Arc<dyn TaskQueue>,
-    runner: Arc<dyn QueuedTaskRunner>,
-    config: WorkerConfig,
+    pub(super) queue: Arc<dyn TaskQueue>,
+    pub(super) runner: Arc<dyn QueuedTaskRunner>,
+    pub(super) config: WorkerConfig,
     events: Option<mpsc::UnboundedSender<WorkerEvent>>,
 }
 
 /// Backoff between failed queue calls: 100 ms doubling to 5 s.
-fn backoff(failures: u32) -> Duration {
+pub(super) fn backoff(failures: u32) -> Duration {
     Duration::from_millis(100u64.saturating_mul(1 << failures.min(6)).min(5_000))
 }
 
@@ -151,6 +190,10 @@ impl Worker {
         let mut running = tokio::task::JoinSet::new();
         let mut summary = WorkerSummary::default();
         let mut failures = 0u32;
+        // Decisions on held changes are carried out alongside, woken with the worker.
+        let wake = Arc::new(Notify::new());
+        let decisions =
+            tokio::spawn(Arc::clone(&this).carry_out_decisions(stop.clone(), Arc::clone(&wake)));
         loop {
             let permit = tokio::select! {
                 () = stop.cancelled() => break,
@@ -188,6 +231,7 @@ impl Worker {
                     tokio::select! {
                         () = stop.cancelled() => break,
                         waited = this.queue.wait_for_work(this.config.idle_ms) => {
+                            wake.notify_one();
                             if let Err(e) = waited {
                                 this.queue_error("waiting for work", &e);
                                 failures += 1;
@@ -216,16 +260,17 @@ impl Worker {
                 () = &mut deadline, if !hand_back.is_cancelled() => hand_back.cancel(),
             }
         }
+        let _ = decisions.await;
         summary
     }
 
-    fn emit(&self, event: WorkerEvent) {
+    pub(super) fn emit(&self, event: WorkerEvent) {
         if let Some(tx) = &self.events {
             let _ = tx.send(event);
         }
     }
 
-    fn queue_error(&self, doing: &'static str, e: &ForgeError) {
+    pub(super) fn queue_error(&self, doing: &'static str, e: &ForgeError) {
         self.emit(WorkerEvent::QueueError {
             doing,
             error: e.to_string(),
@@ -235,6 +280,7 @@ impl Worker {
     /// Runs one claimed task under its lease; what became of it.
     async fn run_one(&self, task: QueuedTask, hand_back: CancellationToken) -> Ended {
         let id = task.task_id.clone();
+        let push = super::approvals::push_asked(&task);
         let name = self.config.name.clone();
         let stop = CancellationToken::new();
         // The run's events are stored in order by one task of their own, so a slow queue
@@ -329,6 +375,9 @@ impl Worker {
                     state = QueueState::Failed;
                     error = Some(conflict);
                 }
+                if state == QueueState::Succeeded {
+                    self.file_held_change(&id, push, end.report.as_ref()).await;
+                }
                 let finish = Finish {
                     state,
                     exit_code: end.exit_code,
@@ -359,7 +408,7 @@ impl Worker {
     /// Records the push the report names in the queue, where one delivery per task stands
     /// (retried until the database answers). A different commit recorded first means the
     /// task was delivered twice: said, so it cannot pass unseen.
-    async fn record_delivery(
+    pub(super) async fn record_delivery(
         &self,
         id: &TaskId,
         report: Option<&serde_json::Value>,
@@ -400,7 +449,7 @@ impl Worker {
 
     /// Retries `call` with backoff until the queue answers (a database restart is waited
     /// out); its answer.
-    async fn retry<'a, F, Fut>(&'a self, doing: &'static str, call: F) -> bool
+    pub(super) async fn retry<'a, F, Fut>(&'a self, doing: &'static str, call: F) -> bool
     where
         F: Fn() -> Fut + 'a,
         Fut: std::future::Future<Output = Result<bool, ForgeError>> + 'a,

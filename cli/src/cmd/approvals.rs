@@ -42,10 +42,22 @@ pub struct RepoArgs {
     pub json: bool,
 }
 
+/// `--queue [URL]`: approvals of the tasks in a queue instead of a repository's store.
+#[derive(Debug, Args)]
+pub struct QueueArg {
+    /// Approvals of the queue's tasks (held in their workers' caches) instead of the
+    /// repository's; URL: postgres://…, postgresql://… or sqlite://PATH [without URL:
+    /// FORGE_QUEUE_URL, else `[queue] url` of the user config]
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    pub queue: Option<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct ListArgs {
     #[command(flatten)]
     pub common: RepoArgs,
+    #[command(flatten)]
+    pub queue: QueueArg,
     /// Decided approvals too
     #[arg(long)]
     pub all: bool,
@@ -55,6 +67,8 @@ pub struct ListArgs {
 pub struct IdArgs {
     #[command(flatten)]
     pub common: RepoArgs,
+    #[command(flatten)]
+    pub queue: QueueArg,
     /// The approval id (`approvals list` shows them)
     pub id: String,
 }
@@ -77,12 +91,12 @@ pub struct RejectArgs {
     pub reason: Option<String>,
 }
 
-fn approval_id(text: &str) -> Result<ApprovalId, Failure> {
+pub(crate) fn approval_id(text: &str) -> Result<ApprovalId, Failure> {
     ApprovalId::new(text).map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// A lost race is reported with its own exit code; other errors fail as usual.
-fn decided_elsewhere(e: DeliveryError) -> Result<u8, Failure> {
+pub(crate) fn decided_elsewhere(e: DeliveryError) -> Result<u8, Failure> {
     match e {
         DeliveryError::AlreadyDecided { .. } => {
             let _ = writeln!(std::io::stderr(), "error: {e}");
@@ -92,7 +106,21 @@ fn decided_elsewhere(e: DeliveryError) -> Result<u8, Failure> {
     }
 }
 
+/// One approval as `approvals list` prints it: `ID  STATE  task T  risk R  N file(s)`.
+pub(crate) fn approval_line(
+    id: &ApprovalId,
+    state: &str,
+    task: &forge_domain::task::TaskId,
+    risk: u8,
+    files: usize,
+) -> String {
+    format!("{id}  {state}  task {task}  risk {risk}  {files} file(s)")
+}
+
 pub async fn run(cmd: ApprovalsCmd) -> Result<u8, Failure> {
+    if let Some(url) = crate::cmd::queue::approvals::queue_of(&cmd)? {
+        return crate::cmd::queue::approvals::run(cmd, &url).await;
+    }
     let mut out = std::io::stdout().lock();
     match cmd {
         ApprovalsCmd::List(args) => {
@@ -111,15 +139,14 @@ pub async fn run(cmd: ApprovalsCmd) -> Result<u8, Failure> {
                 let _ = writeln!(out, "no approvals");
             } else {
                 for a in &approvals {
-                    let _ = writeln!(
-                        out,
-                        "{}  {}  task {}  risk {}  {} file(s)",
-                        a.id,
+                    let line = approval_line(
+                        &a.id,
                         a.state.as_str(),
-                        a.task_id,
+                        &a.task_id,
                         a.risk_score,
-                        a.files.len()
+                        a.files.len(),
                     );
+                    let _ = writeln!(out, "{line}");
                 }
             }
             Ok(0)

@@ -13,6 +13,7 @@ mod harness;
 mod help;
 mod orphans;
 mod queue;
+mod queue_approvals;
 mod queue_serve;
 mod run_output;
 mod serve;

@@ -122,7 +122,7 @@ impl Setup {
         cmd
     }
 
-    fn submit(&self, prompt: &str) -> String {
+    pub(super) fn submit(&self, prompt: &str) -> String {
         let out = self
             .forge("submitter")
             .args([
@@ -184,7 +184,7 @@ impl Setup {
 }
 
 /// `git` in the bare remote, its stdout.
-fn remote_git(setup: &Setup, args: &[&str]) -> String {
+pub(super) fn remote_git(setup: &Setup, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(setup.dir.path().join("remote.git"))
@@ -207,7 +207,7 @@ fn trailer_commits(setup: &Setup, id: &str) -> Vec<String> {
 }
 
 /// The remote's `forge/*` branches.
-fn task_branches(setup: &Setup) -> Vec<String> {
+pub(super) fn task_branches(setup: &Setup) -> Vec<String> {
     remote_git(
         setup,
         &[
@@ -223,7 +223,7 @@ fn task_branches(setup: &Setup) -> Vec<String> {
 
 /// One branch `forge/<id>` on the remote, updated once (one push), holding one commit on
 /// top of `main` — the one commit with the task's trailer — by the identity `author`.
-fn assert_delivered_once(setup: &Setup, id: &str, author: &str) {
+pub(super) fn assert_delivered_once(setup: &Setup, id: &str, author: &str) {
     let branch = format!("forge/{id}");
     let commits = trailer_commits(setup, id);
     assert_eq!(
@@ -241,7 +241,7 @@ fn assert_delivered_once(setup: &Setup, id: &str, author: &str) {
     assert_eq!(by.trim(), author, "{branch}");
 }
 
-const BUILT_IN: &str = "forge-code-agent <forge-code-agent@users.noreply.invalid>";
+pub(super) const BUILT_IN: &str = "forge-code-agent <forge-code-agent@users.noreply.invalid>";
 
 /// A worker process, ended with SIGKILL if a test fails before stopping it.
 pub(super) struct Worker(Child);
@@ -269,13 +269,13 @@ impl Drop for Worker {
     }
 }
 
-const LIMIT: Duration = Duration::from_secs(120);
+pub(super) const LIMIT: Duration = Duration::from_secs(120);
 
-fn state(v: &Value) -> &str {
+pub(super) fn state(v: &Value) -> &str {
     v["state"].as_str().unwrap_or_default()
 }
 
-fn is_final(v: &Value) -> bool {
+pub(super) fn is_final(v: &Value) -> bool {
     !matches!(state(v), "queued" | "running")
 }
 
@@ -636,9 +636,13 @@ fn postgres_going_away_mid_run_loses_nothing_and_runs_nothing_twice() {
         setup.worker_on(&via_proxy, "w1", &slow, "30000"),
         setup.worker_on(&via_proxy, "w2", &slow, "30000"),
     ];
+    // Both workers up (each runs a task) before the outage: a worker still starting when
+    // the database goes fails its start, which is not what this test is about.
     assert!(wait_for(LIMIT, || ids
         .iter()
-        .any(|id| state(&setup.status(id)) == "running")));
+        .filter(|id| state(&setup.status(id)) == "running")
+        .count()
+        == 2));
     proxy.stop();
     // The outage: long enough for heartbeats, claims and results to fail and back off.
     std::thread::sleep(Duration::from_secs(3));

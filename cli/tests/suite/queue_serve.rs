@@ -13,13 +13,13 @@ use super::queue::{Setup, processes_of};
 use super::serve_harness::{Message, client, read_all};
 
 /// A `serve --queue` process on a free loopback port; killed when dropped.
-struct QueueServer {
+pub(super) struct QueueServer {
     child: Child,
     base: String,
 }
 
 impl QueueServer {
-    fn start(setup: &Setup) -> Self {
+    pub(super) fn start(setup: &Setup) -> Self {
         let mut child = setup
             .forge("server")
             .args(["serve", "--addr", "127.0.0.1:0", "--queue", &setup.queue])
@@ -39,7 +39,7 @@ impl QueueServer {
         Self { child, base }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(super) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 }
@@ -65,7 +65,7 @@ async fn submit(server: &QueueServer, setup: &Setup, prompt: &str) -> String {
     id
 }
 
-async fn get(server: &QueueServer, path: &str) -> (u16, Value) {
+pub(super) async fn get(server: &QueueServer, path: &str) -> (u16, Value) {
     let response = client().get(server.url(path)).send().await.unwrap();
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))

@@ -29,7 +29,7 @@ const SCENARIO: &str = "delivery_low_risk";
 const LIMIT: Duration = Duration::from_secs(240);
 
 pub fn names() -> Vec<&'static str> {
-    vec![CASE]
+    vec![CASE, super::queue_approvals::CASE]
 }
 
 pub(super) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
@@ -69,7 +69,7 @@ fn git_out(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
 
 /// The bare repository has one task branch, `forge/<id>`, updated once, whose one commit
 /// on top of `main` is the only commit anywhere with the trailer `Forge-Task: <id>`.
-fn delivered_once(bare: &Path, id: &str) -> anyhow::Result<()> {
+pub(super) fn delivered_once(bare: &Path, id: &str) -> anyhow::Result<()> {
     let needle = format!("Forge-Task: {id}");
     let log = git_out(bare, &["log", "--all", "--format=%H%n%B%x1e"])?;
     let with_trailer: Vec<&str> = log
@@ -152,14 +152,25 @@ pub(super) fn prepare_case(
     group: &str,
     provider: &str,
 ) -> anyhow::Result<QueueCase> {
-    let dir = suite.work.join(group).join(provider);
+    prepare_case_of(suite, root, group, provider, SCENARIO)
+}
+
+/// As [`prepare_case`], the fake model playing `scenario` (of `delivery_scenarios`).
+pub(super) fn prepare_case_of(
+    suite: &Suite,
+    root: &Path,
+    group: &str,
+    provider: &str,
+    scenario: &str,
+) -> anyhow::Result<QueueCase> {
+    let dir = suite.work.join(group).join(scenario).join(provider);
     if dir.exists() {
         std::fs::remove_dir_all(&dir)?;
     }
     std::fs::create_dir_all(&dir)?;
     let scenario = root
         .join("xtask/src/e2e/delivery_scenarios")
-        .join(format!("{SCENARIO}.toml"));
+        .join(format!("{scenario}.toml"));
     let model = ServerProcess::start(
         &suite.forge,
         &scenario.to_string_lossy(),
@@ -237,22 +248,7 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let started = Instant::now();
-    let status = loop {
-        let out = forge(suite, &submitter, &env)
-            .args(["task", "status", "--queue", &db.url, "--json", &id])
-            .output()?;
-        let status: Value = serde_json::from_slice(&out.stdout)
-            .with_context(|| String::from_utf8_lossy(&out.stderr).into_owned())?;
-        let state = status["state"].as_str().unwrap_or_default();
-        if !matches!(state, "queued" | "running") {
-            break status;
-        }
-        if started.elapsed() > LIMIT {
-            bail!("task {id} still {state} after {} s", LIMIT.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    };
+    let status = final_status(suite, &submitter, &env, &db.url, &id)?;
     let check = |what: &str, ok: bool| -> anyhow::Result<()> {
         anyhow::ensure!(ok, "{what}: {status}");
         Ok(())
@@ -284,8 +280,42 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     Ok(())
 }
 
+/// `task status --json` of task `id` once it has ended (polled from `home`).
+pub(super) fn final_status(
+    suite: &Suite,
+    home: &Path,
+    env: &[(String, String)],
+    queue: &str,
+    id: &str,
+) -> anyhow::Result<Value> {
+    let started = Instant::now();
+    loop {
+        let out = forge(suite, home, env)
+            .args(["task", "status", "--queue", queue, "--json", id])
+            .output()?;
+        let status: Value = serde_json::from_slice(&out.stdout)
+            .with_context(|| String::from_utf8_lossy(&out.stderr).into_owned())?;
+        let state = status["state"].as_str().unwrap_or_default();
+        if !matches!(state, "queued" | "running") {
+            return Ok(status);
+        }
+        if started.elapsed() > LIMIT {
+            bail!("task {id} still {state} after {} s", LIMIT.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
-    Ok(per_provider(ctx, "queue", CASE, run_case))
+    let mut verdicts = per_provider(ctx, "queue", CASE, run_case);
+    let approvals = super::queue_approvals::CASE;
+    verdicts.extend(per_provider(
+        ctx,
+        "queue",
+        approvals,
+        super::queue_approvals::run_case,
+    ));
+    Ok(verdicts)
 }
 
 /// `case` of `group` once per provider (when selected), as verdicts.

@@ -4,9 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use std::sync::Arc;
+
+use forge_domain::delivery::ApprovalId;
 use forge_domain::queue::{DEFAULT_MAX_ATTEMPTS, QueueSubmission, QueuedTask};
+use forge_domain::queue_approval::QueueApproval;
 use forge_domain::task::TaskId;
-use forge_ports::IdGenerator;
+use forge_ports::{IdGenerator, TaskQueue};
 
 use super::options::{ContextFile, TaskOptions};
 use super::{QUEUE_ENV, failure, open};
@@ -158,14 +162,43 @@ fn parse_id(id: &str) -> Result<TaskId, Failure> {
     TaskId::new(id).map_err(|e| Failure::Usage(format!("task id: {e}")))
 }
 
-async fn find(args: &QueueIdArgs) -> Result<QueuedTask, Failure> {
+async fn find(args: &QueueIdArgs) -> Result<(Arc<dyn TaskQueue>, QueuedTask), Failure> {
     let id = parse_id(&args.id)?;
-    open(&args.queue.url()?)
-        .await?
+    let queue = open(&args.queue.url()?).await?;
+    let task = queue
         .task(&id)
         .await
         .map_err(failure)?
-        .ok_or_else(|| Failure::Usage(format!("no task with id {id} in the queue")))
+        .ok_or_else(|| Failure::Usage(format!("no task with id {id} in the queue")))?;
+    Ok((queue, task))
+}
+
+/// The approval the task's held change waits for, if it has one.
+async fn approval_of(
+    queue: &dyn TaskQueue,
+    task: &QueuedTask,
+) -> Result<Option<QueueApproval>, Failure> {
+    queue
+        .approval(&ApprovalId::for_task(&task.task_id))
+        .await
+        .map_err(failure)
+}
+
+/// `value` with the task's `approval` (and its state as a person reads it) when held.
+fn with_approval(
+    mut value: serde_json::Value,
+    approval: Option<&QueueApproval>,
+) -> serde_json::Value {
+    if let (Some(map), Some(a)) = (value.as_object_mut(), approval) {
+        map.insert("approval".to_owned(), super::approvals::approval_json(a));
+    }
+    value
+}
+
+fn approval_suffix(approval: Option<&QueueApproval>) -> String {
+    approval.map_or_else(String::new, |a| {
+        format!("  approval {} {}", a.approval_id, a.status_text())
+    })
 }
 
 /// The fields `task status` prints (the report is `task show`'s).
@@ -199,32 +232,31 @@ fn status_line(task: &QueuedTask) -> String {
 }
 
 pub async fn status(args: QueueIdArgs) -> Result<u8, Failure> {
-    let task = find(&args).await?;
+    let (queue, task) = find(&args).await?;
+    let approval = approval_of(queue.as_ref(), &task).await?;
     let mut out = std::io::stdout().lock();
     if args.json {
-        let _ = write_json_pretty(&mut out, &status_json(&task));
+        let value = with_approval(status_json(&task), approval.as_ref());
+        let _ = write_json_pretty(&mut out, &value);
     } else {
-        let _ = writeln!(out, "{}", status_line(&task));
+        let suffix = approval_suffix(approval.as_ref());
+        let _ = writeln!(out, "{}{suffix}", status_line(&task));
     }
     Ok(exit::SUCCESS)
 }
 
 pub async fn show(args: QueueIdArgs) -> Result<u8, Failure> {
-    let task = find(&args).await?;
+    let (queue, task) = find(&args).await?;
     let id = task.task_id.clone();
-    let events = open(&args.queue.url()?)
-        .await?
-        .events(&id, 0)
-        .await
-        .map_err(failure)?;
+    let events = queue.events(&id, 0).await.map_err(failure)?;
+    let approval = approval_of(queue.as_ref(), &task).await?;
     let mut out = std::io::stdout().lock();
     if args.json {
-        let _ = write_json_pretty(
-            &mut out,
-            &serde_json::json!({"task": task, "events": events}),
-        );
+        let value = serde_json::json!({"task": task, "events": events});
+        let _ = write_json_pretty(&mut out, &with_approval(value, approval.as_ref()));
     } else {
-        let _ = writeln!(out, "{}", status_line(&task));
+        let suffix = approval_suffix(approval.as_ref());
+        let _ = writeln!(out, "{}{suffix}", status_line(&task));
         let _ = writeln!(out, "repo: {}\nprompt: {}", task.repo, task.prompt);
         if !events.is_empty() {
             let _ = writeln!(out, "events ({}):", crate::cmd::time::local_zone());

@@ -2,6 +2,8 @@
 //! --queue`, and `worker`. A queue URL is `postgres://…` / `postgresql://…` (many machines)
 //! or `sqlite://PATH` (one machine, the embedded default).
 
+pub(crate) mod approvals;
+mod carry_out;
 pub(crate) mod commands;
 pub(crate) mod config;
 pub(crate) mod options;

@@ -10,6 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use forge_app::queue::{QueuedTaskRunner, RunEnd, TaskEvent};
 use forge_domain::queue::QueuedTask;
+use forge_domain::queue_approval::{ApprovalOutcome, QueueApproval};
 use forge_ports::{Invocation, KillLadder, ProcessRunner, SpawnOptions, StdoutItem};
 use tokio_util::sync::CancellationToken;
 
@@ -127,5 +128,9 @@ impl QueuedTaskRunner for TaskRunProcess {
             report,
             error,
         }
+    }
+
+    async fn carry_out(&self, approval: &QueueApproval, task: &QueuedTask) -> ApprovalOutcome {
+        super::carry_out::carry_out(self.runner.as_ref(), &self.program, approval, task).await
     }
 }

@@ -41,13 +41,30 @@ pub struct WorkerArgs {
     pub json: bool,
 }
 
-fn default_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "worker".to_owned());
-    format!("{host}-{}", std::process::id())
+        .unwrap_or_else(|| "worker".to_owned())
+}
+
+fn default_name() -> String {
+    format!("{}-{}", host(), std::process::id())
+}
+
+/// The key a worker files held changes under. The default name holds a pid, which a
+/// restart changes: without `--name`, the machine and the cache the changes wait in
+/// (`HOST:CACHE`), which a restarted worker of the same user shares.
+fn holder(name: Option<&str>) -> String {
+    name.map_or_else(
+        || {
+            let env: forge_ports::EnvSnapshot = std::env::vars().collect();
+            let cache = crate::cmd::task::execute::forge_cache_home(&env);
+            format!("{}:{}", host(), cache.display())
+        },
+        str::to_owned,
+    )
 }
 
 /// `$XDG_CACHE_HOME/forge-code-agent/worker/<name>`, else under `~/.cache`.
@@ -82,6 +99,19 @@ fn describe(event: &WorkerEvent) -> (String, serde_json::Value) {
             format!("queue error while {doing}: {error}"),
             serde_json::json!({"event": "queue_error", "doing": doing, "error": error}),
         ),
+        WorkerEvent::ApprovalCarriedOut {
+            approval,
+            state,
+            error,
+        } => (
+            format!(
+                "carried out {approval} ({}): {}",
+                state.as_str(),
+                error.as_deref().unwrap_or("done")
+            ),
+            serde_json::json!({"event": "approval", "approval_id": approval,
+                               "state": state, "error": error}),
+        ),
     }
 }
 
@@ -91,6 +121,7 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
     let lease_ms = args.lease_ms.or(defaults.lease_ms).unwrap_or(30_000);
     let drain_secs = args.drain_secs.or(defaults.drain_secs).unwrap_or(60);
     let queue = open(&args.queue.url()?).await?;
+    let holder = holder(args.name.as_deref());
     let name = args.name.unwrap_or_else(default_name);
     let program = std::env::current_exe()
         .map_err(|e| Failure::Other(anyhow::anyhow!("locating this binary: {e}")))?;
@@ -100,6 +131,7 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
         dir: worker_dir(&name),
     };
     let mut config = WorkerConfig::new(name.clone());
+    config.holder = holder;
     config.concurrency = usize::from(concurrency);
     config.lease_ms = lease_ms;
     config.heartbeat_ms = (lease_ms / 4).clamp(100, 250);

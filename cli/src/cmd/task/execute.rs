@@ -88,6 +88,12 @@ fn cache_dir(env: &EnvSnapshot) -> PathBuf {
     forge_cache_home(env).join("repos")
 }
 
+/// forge's cache of the repository `url` (a mirror clone), where `task run --repo URL`
+/// clones it and a held change of the task waits.
+pub fn repo_cache(env: &EnvSnapshot, url: &str) -> PathBuf {
+    cache_dir(env).join(forge_adapter_git::cache_name(url))
+}
+
 /// `$XDG_CACHE_HOME/forge-code-agent`, else `~/.cache/forge-code-agent`.
 pub fn forge_cache_home(env: &EnvSnapshot) -> PathBuf {
     let get = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);

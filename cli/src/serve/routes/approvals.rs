@@ -1,16 +1,19 @@
 //! `/v1/approvals`: the delivery gate over HTTP, as `forge-code-agent approvals` does it:
-//! list, show, approve, reject. The repository (`?repo=`) must lie inside the roots.
+//! list, show, approve, reject. The repository (`?repo=`) must lie inside the roots;
+//! without one, `serve --queue` answers with the queue's approvals (`queue_approvals.rs`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use forge_app::delivery::{Delivery, DeliveryError};
-use forge_domain::delivery::{ApprovalId, ApprovalState};
+use forge_domain::delivery::{ApprovalId, ApprovalState, Decision};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::queue_approvals;
 use crate::cmd::delivery::open_reconciled;
 use crate::exit::Failure;
 use crate::serve::error::ApiError;
@@ -18,7 +21,8 @@ use crate::serve::state::Shared;
 
 #[derive(Debug, Deserialize)]
 pub struct RepoQuery {
-    pub repo: String,
+    #[serde(default)]
+    pub repo: Option<String>,
     #[serde(default)]
     pub all: bool,
 }
@@ -30,10 +34,20 @@ pub struct RejectBody {
 }
 
 fn repo(state: &Shared, query: &RepoQuery) -> Result<PathBuf, ApiError> {
+    let repo = query.repo.as_deref().ok_or_else(|| {
+        ApiError::bad_request(
+            "repo: missing (or start serve with --queue for the queue's approvals)",
+        )
+    })?;
     state
         .roots
-        .confine(&query.repo)
+        .confine(repo)
         .map_err(|e| ApiError::path("repo", &e))
+}
+
+/// The queue whose approvals a request without `?repo=` means, when serving one.
+fn queue_of(state: &Shared, query: &RepoQuery) -> Option<Arc<dyn forge_ports::TaskQueue>> {
+    query.repo.is_none().then(|| state.queue.clone()).flatten()
 }
 
 async fn open(state: &Shared, query: &RepoQuery) -> Result<Delivery, ApiError> {
@@ -63,6 +77,9 @@ pub async fn list(
     State(state): State<Shared>,
     Query(query): Query<RepoQuery>,
 ) -> Result<Json<Value>, ApiError> {
+    if let Some(queue) = queue_of(&state, &query) {
+        return queue_approvals::list(queue, query.all).await;
+    }
     let delivery = open(&state, &query).await?;
     let filter = (!query.all).then_some(ApprovalState::Pending);
     let approvals = delivery
@@ -80,8 +97,11 @@ pub async fn show(
     Path(id): Path<String>,
     Query(query): Query<RepoQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let delivery = open(&state, &query).await?;
     let id = approval_id(&id)?;
+    if let Some(queue) = queue_of(&state, &query) {
+        return queue_approvals::show(queue, &id).await;
+    }
+    let delivery = open(&state, &query).await?;
     let (approval, outcome) = delivery.approval(&id).await.map_err(delivery_error)?;
     let notifications = delivery
         .ports()
@@ -100,8 +120,11 @@ pub async fn approve(
     Path(id): Path<String>,
     Query(query): Query<RepoQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let delivery = open(&state, &query).await?;
     let id = approval_id(&id)?;
+    if let Some(queue) = queue_of(&state, &query) {
+        return queue_approvals::decide(queue, id, Decision::Approve, None).await;
+    }
+    let delivery = open(&state, &query).await?;
     let approved = delivery.approve(&id).await.map_err(delivery_error)?;
     Ok(Json(
         json!({"task": approved.outcome, "base_moved": approved.base_moved}),
@@ -115,9 +138,13 @@ pub async fn reject(
     Query(query): Query<RepoQuery>,
     body: Option<Json<RejectBody>>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let delivery = open(&state, &query).await?;
     let id = approval_id(&id)?;
     let reason = body.and_then(|Json(b)| b.reason);
+    if let Some(queue) = queue_of(&state, &query) {
+        let decided = queue_approvals::decide(queue, id, Decision::Reject, reason).await?;
+        return Ok((StatusCode::OK, decided));
+    }
+    let delivery = open(&state, &query).await?;
     let outcome = delivery
         .reject(&id, reason.as_deref())
         .await

@@ -5,6 +5,7 @@ mod chat;
 mod events;
 mod health;
 mod metrics;
+mod queue_approvals;
 mod runs;
 mod tasks;
 mod web;

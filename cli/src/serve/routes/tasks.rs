@@ -43,7 +43,7 @@ fn task_id(id: &str) -> Result<TaskId, ApiError> {
     TaskId::new(id).map_err(|e| ApiError::bad_request(format!("task id: {e}")))
 }
 
-fn queue_error(e: ForgeError) -> ApiError {
+pub(super) fn queue_error(e: ForgeError) -> ApiError {
     match e {
         ForgeError::InvalidRequest { reason } => ApiError::bad_request(reason),
         other => ApiError {

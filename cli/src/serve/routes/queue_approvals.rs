@@ -1,0 +1,74 @@
+//! `/v1/approvals` without `?repo=` on `serve --queue`: the queue's approvals, as
+//! `approvals … --queue` does it — list, show, approve, reject, decided once (409 for the
+//! loser). The worker holding the change carries the decision out and records the outcome.
+
+use std::sync::Arc;
+
+use axum::Json;
+use forge_app::delivery::DeliveryError;
+use forge_domain::delivery::{ApprovalId, Decision};
+use forge_domain::queue_approval::{Decided, QueueDecision};
+use forge_ports::TaskQueue;
+use serde_json::{Value, json};
+
+use super::tasks::queue_error;
+use crate::cmd::queue::approvals::approval_json;
+use crate::serve::error::ApiError;
+
+/// Who decides through the API (the audit names it).
+const DECIDER: &str = "serve";
+
+pub(super) async fn list(queue: Arc<dyn TaskQueue>, all: bool) -> Result<Json<Value>, ApiError> {
+    let approvals = queue.approvals(all).await.map_err(queue_error)?;
+    let listed: Vec<Value> = approvals.iter().map(approval_json).collect();
+    Ok(Json(json!({"approvals": listed})))
+}
+
+pub(super) async fn show(
+    queue: Arc<dyn TaskQueue>,
+    id: &ApprovalId,
+) -> Result<Json<Value>, ApiError> {
+    let approval = queue
+        .approval(id)
+        .await
+        .map_err(queue_error)?
+        .ok_or_else(|| no_such(id))?;
+    let task = queue.task(&approval.task_id).await.map_err(queue_error)?;
+    Ok(Json(
+        json!({"approval": approval_json(&approval), "task": task}),
+    ))
+}
+
+pub(super) async fn decide(
+    queue: Arc<dyn TaskQueue>,
+    id: ApprovalId,
+    decision: Decision,
+    reason: Option<String>,
+) -> Result<Json<Value>, ApiError> {
+    let decision = QueueDecision {
+        decision,
+        by: DECIDER.to_owned(),
+        reason,
+        push: false,
+    };
+    match queue
+        .decide_approval(&id, &decision)
+        .await
+        .map_err(queue_error)?
+    {
+        None => Err(no_such(&id)),
+        Some(Decided::Already(standing)) => Err(ApiError::conflict(
+            DeliveryError::AlreadyDecided {
+                id,
+                state: standing.state,
+                by: standing.decided_by,
+            }
+            .to_string(),
+        )),
+        Some(Decided::Now(decided)) => Ok(Json(json!({"approval": approval_json(&decided)}))),
+    }
+}
+
+fn no_such(id: &ApprovalId) -> ApiError {
+    ApiError::not_found(format!("no approval with id {id} in the queue"))
+}
