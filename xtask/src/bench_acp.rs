@@ -4,7 +4,8 @@
 //! a `forge.toml` alone as the e2e `acp` group does, on the fake model's `plain_answer`,
 //! alternating in the same run:
 //! - a bare ACP client ([`bare`]): a few lines of JSON-RPC over the agent's stdio
-//!   (`initialize`, `session/new`, `session/prompt`), nothing else;
+//!   (forge's own `initialize`, so both offer the same capabilities, then `session/new`,
+//!   `session/prompt`), nothing else;
 //! - `forge-code-agent stream --jsonl --provider <agent>`.
 //!
 //! Both are timed from spawn, the same agent binary with the same environment: to the first
@@ -179,15 +180,8 @@ fn converse(child: &mut Child, agent: &Agent, started: Instant) -> anyhow::Resul
         let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         writeln!(stdin, "{line}")
     };
-    send(
-        &mut stdin,
-        0,
-        "initialize",
-        json!({
-            "protocolVersion": 1,
-            "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
-        }),
-    )?;
+    // forge's own `initialize` (id 0), so the agent is offered the same capabilities.
+    writeln!(stdin, "{}", forge_adapter_acp::flow::initialize_request())?;
     let (mut update, mut text) = (None, None);
     let mut session = None;
     for line in lines.by_ref() {
