@@ -239,13 +239,8 @@ impl Worker {
         let stop = CancellationToken::new();
         // The run's events are stored in order by one task of their own, so a slow queue
         // never holds the run up; it ends when the run drops its sender.
+        // (The attempt's first event, `claimed`, was stored by the claim itself.)
         let (events_tx, mut events_rx) = mpsc::unbounded_channel::<TaskEvent>();
-        // The first event, stored while the run starts (not before: a round trip less
-        // between claim and work).
-        let _ = events_tx.send(TaskEvent {
-            kind: "claimed".to_owned(),
-            data: serde_json::json!({"worker": name, "attempt": task.attempts}),
-        });
         let store_events = {
             let (queue, id, tx) = (Arc::clone(&self.queue), id.clone(), self.events.clone());
             tokio::spawn(async move {
@@ -268,7 +263,9 @@ impl Worker {
         tokio::pin!(run);
         let mut reason = None;
         let mut last_renewal = Instant::now();
-        let mut tick = tokio::time::interval(Duration::from_millis(self.config.heartbeat_ms));
+        // The claim set the lease just now: the first renewal is one period away.
+        let period = Duration::from_millis(self.config.heartbeat_ms);
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let end = loop {
             tokio::select! {
@@ -335,12 +332,7 @@ impl Worker {
                     error,
                     report: end.report,
                 };
-                self.event(
-                    &id,
-                    "finished",
-                    serde_json::json!({"state": state, "exit_code": end.exit_code}),
-                )
-                .await;
+                // One statement records the result and its `finished` event.
                 let recorded = self
                     .retry("recording a result", || {
                         self.queue.finish(&id, &name, &finish)
@@ -390,12 +382,6 @@ impl Worker {
                 delivery.worker, delivery.commit, delivery.branch, standing.worker, standing.commit
             )
         })
-    }
-
-    async fn event(&self, id: &TaskId, kind: &str, data: serde_json::Value) {
-        if let Err(e) = self.queue.append_event(id, kind, &data).await {
-            self.queue_error("storing an event", &e);
-        }
     }
 
     /// Retries `call` with backoff until the queue answers (a database restart is waited
