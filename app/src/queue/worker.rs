@@ -18,6 +18,7 @@ use forge_domain::queue::{
 };
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
+use futures::future::BoxFuture;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -267,6 +268,10 @@ impl Worker {
         let period = Duration::from_millis(self.config.heartbeat_ms);
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The renewal in flight, awaited beside the run: a run that ends while one is in
+        // flight is seen at once (its answer is then not needed: a finish checks the
+        // holder itself).
+        let mut renewal: Option<BoxFuture<'_, Result<Heartbeat, ForgeError>>> = None;
         let end = loop {
             tokio::select! {
                 end = &mut run => break end.unwrap_or_else(|e| RunEnd {
@@ -277,8 +282,17 @@ impl Worker {
                     reason = Some(StopReason::HandedBack);
                     stop.cancel();
                 }
-                _ = tick.tick(), if reason.is_none() => {
-                    match self.queue.heartbeat(&id, &name, self.config.lease_ms).await {
+                _ = tick.tick(), if reason.is_none() && renewal.is_none() => {
+                    renewal = Some(self.queue.heartbeat(&id, &name, self.config.lease_ms));
+                }
+                renewed = async {
+                    match renewal.as_mut() {
+                        Some(r) => r.await,
+                        None => std::future::pending().await,
+                    }
+                }, if reason.is_none() && renewal.is_some() => {
+                    renewal = None;
+                    match renewed {
                         Ok(Heartbeat::Held) => last_renewal = Instant::now(),
                         Ok(Heartbeat::CancelRequested) => {
                             reason = Some(StopReason::Cancelled);
@@ -302,6 +316,8 @@ impl Worker {
                 }
             }
         };
+        // A renewal still in flight is not needed any more.
+        drop(renewal);
         // Every event of the run is stored before the task's end is.
         let _ = store_events.await;
         if let Some(reason) = reason {
