@@ -105,7 +105,10 @@ async fn start_workers(url: &str, n: usize, fake: &std::path::Path) -> anyhow::R
             timeline: timeline.clone(),
         });
         let mut config = WorkerConfig::new(format!("w{i}"));
-        config.heartbeat_ms = 250;
+        // Not a divisor of the agent's ~1 s run: with 250 ms a renewal (a durable commit)
+        // would start just before every run ends and the result would wait behind it,
+        // which a task of any other length meets about once in 60 (commit / period).
+        config.heartbeat_ms = 300;
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let (tx, timeline) = (tx.clone(), timeline.clone());
         tokio::spawn(async move {
