@@ -26,7 +26,9 @@ pub trait TaskQueue: Send + Sync {
 
     /// Claims the oldest queued task (or one whose lease ran out) for `worker`, with a
     /// lease of `lease_ms`, counting an attempt; a task whose lease ran out after its last
-    /// allowed attempt becomes `dead` instead. `None`: nothing to run.
+    /// allowed attempt becomes `dead` instead. `None`: nothing to run. The attempt's first
+    /// event, `claimed` (`{"worker", "attempt"}`), is stored in the same step (one commit,
+    /// and no reader sees the attempt without it).
     ///
     /// # Errors
     /// [`ForgeError::Io`] when the queue cannot be reached or written.
@@ -44,8 +46,9 @@ pub trait TaskQueue: Send + Sync {
         lease_ms: u64,
     ) -> Result<Heartbeat, ForgeError>;
 
-    /// Records how the task ended, when `worker` still holds it; `false` (nothing written)
-    /// when it does not.
+    /// Records how the task ended, when `worker` still holds it, with its `finished` event
+    /// (`{"state", "exit_code"}`) in the same step: one commit, and the event is stored
+    /// exactly when the result is. `false` (nothing written) when it does not hold it.
     ///
     /// # Errors
     /// [`ForgeError::InvalidRequest`] when `finish.state` is not final; [`ForgeError::Io`]

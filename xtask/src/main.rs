@@ -10,6 +10,7 @@ mod bench;
 mod bench_acp;
 mod bench_memory;
 mod bench_queue;
+mod bench_queue_phases;
 mod bench_serve;
 mod bench_warm;
 mod ci;

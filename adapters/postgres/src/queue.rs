@@ -1,6 +1,7 @@
 //! [`PgQueue`]: the [`TaskQueue`] port over one PostgreSQL database.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
@@ -13,7 +14,7 @@ use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
 use tokio::sync::Mutex;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Config, Row};
+use tokio_postgres::{Client, Config, Row, Statement};
 
 use crate::connect::{connect, db_error, display_url, parse};
 use crate::listen::{EVENTS_CHANNEL, EventFeed, Listener, WORK_CHANNEL};
@@ -21,8 +22,8 @@ use crate::migrate::migrate;
 use crate::rows::{TASK_COLUMNS, event_from, qualified_task_columns, task_from};
 
 /// A handle on the queue; cheap to clone. One connection for statements (tokio-postgres
-/// pipelines concurrent calls on it) and one for `LISTEN`, each made again after the
-/// server went away.
+/// pipelines concurrent calls on it; each statement prepared once per connection, so a call
+/// is one round trip) and one for `LISTEN`, each made again after the server went away.
 #[derive(Clone)]
 pub struct PgQueue {
     inner: Arc<Inner>,
@@ -32,10 +33,55 @@ struct Inner {
     /// The URL as messages show it (no password).
     url: String,
     config: Config,
-    client: Mutex<Option<Arc<Client>>>,
+    client: Mutex<Option<Conn>>,
     listener: Mutex<Option<Listener>>,
     /// The `LISTEN forge_events` connection every event reader in this process shares.
     event_feed: Mutex<Option<EventFeed>>,
+}
+
+/// The statement connection and the statements prepared on it (a statement belongs to its
+/// connection: a new connection starts with none).
+#[derive(Clone)]
+struct Conn {
+    client: Arc<Client>,
+    prepared: Arc<std::sync::Mutex<HashMap<String, Statement>>>,
+}
+
+impl Conn {
+    fn new(client: Client) -> Self {
+        Self {
+            client: Arc::new(client),
+            prepared: Arc::default(),
+        }
+    }
+
+    /// `sql` prepared on this connection: from the cache, else prepared now (a round trip,
+    /// once per connection and statement).
+    async fn statement(&self, sql: &str) -> Result<Statement, tokio_postgres::Error> {
+        let cached = self
+            .prepared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(sql)
+            .cloned();
+        if let Some(statement) = cached {
+            return Ok(statement);
+        }
+        let statement = self.client.prepare(sql).await?;
+        self.prepared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(sql.to_owned(), statement.clone());
+        Ok(statement)
+    }
+
+    /// Drops `sql`'s statement (after it failed: it may be stale, e.g. the schema changed).
+    fn forget(&self, sql: &str) {
+        self.prepared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(sql);
+    }
 }
 
 impl std::fmt::Debug for PgQueue {
@@ -62,7 +108,7 @@ impl PgQueue {
             inner: Arc::new(Inner {
                 url: shown,
                 config,
-                client: Mutex::new(Some(Arc::new(client))),
+                client: Mutex::new(Some(Conn::new(client))),
                 listener: Mutex::new(None),
                 event_feed: Mutex::new(None),
             }),
@@ -75,15 +121,15 @@ impl PgQueue {
     }
 
     /// The statement connection, made again when the last one closed.
-    async fn client(&self) -> Result<Arc<Client>, ForgeError> {
+    async fn conn(&self) -> Result<Conn, ForgeError> {
         let mut slot = self.inner.client.lock().await;
-        if let Some(client) = slot.as_ref().filter(|c| !c.is_closed()) {
-            return Ok(Arc::clone(client));
+        if let Some(conn) = slot.as_ref().filter(|c| !c.client.is_closed()) {
+            return Ok(conn.clone());
         }
         *slot = None;
-        let client = Arc::new(connect(&self.inner.config, &self.inner.url, None).await?);
-        *slot = Some(Arc::clone(&client));
-        Ok(client)
+        let conn = Conn::new(connect(&self.inner.config, &self.inner.url, None).await?);
+        *slot = Some(conn.clone());
+        Ok(conn)
     }
 
     pub(crate) async fn query(
@@ -92,15 +138,23 @@ impl PgQueue {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, ForgeError> {
-        let client = self.client().await?;
-        match client.query(sql, params).await {
+        let conn = self.conn().await?;
+        let rows = match conn.statement(sql).await {
+            Ok(statement) => conn.client.query(&statement, params).await,
+            Err(e) => Err(e),
+        };
+        match rows {
             Ok(rows) => Ok(rows),
             Err(e) => {
+                conn.forget(sql);
                 if connection_lost(&e) {
                     // The connection is gone (its driver may not have noticed yet): the
                     // next call connects again.
                     let mut slot = self.inner.client.lock().await;
-                    if slot.as_ref().is_some_and(|c| Arc::ptr_eq(c, &client)) {
+                    if slot
+                        .as_ref()
+                        .is_some_and(|c| Arc::ptr_eq(&c.client, &conn.client))
+                    {
                         *slot = None;
                     }
                 }
@@ -192,25 +246,36 @@ impl TaskQueue for PgQueue {
                 FOR UPDATE SKIP LOCKED)",
             &[],
         );
+        // The attempt's first event, `claimed`, is stored by the same statement: one
+        // commit, and no reader sees a running task without it.
         let sql = format!(
-            "UPDATE queue_tasks t SET
-                state = 'running',
-                worker = $1,
-                attempts = t.attempts + 1,
-                lease_until_ms = forge_now_ms() + $2,
-                started_at_ms = forge_now_ms(),
-                last_error = CASE WHEN t.state = 'running'
-                    THEN format('lease of %s ran out', t.worker) ELSE t.last_error END
-             FROM (
-                SELECT task_id FROM queue_tasks
-                WHERE state = 'queued'
-                   OR (state = 'running' AND lease_until_ms < forge_now_ms()
-                       AND attempts < max_attempts AND NOT cancel_requested)
-                ORDER BY position
-                LIMIT 1
-                FOR UPDATE SKIP LOCKED) picked
-             WHERE t.task_id = picked.task_id
-             RETURNING {}",
+            "WITH c AS (
+                UPDATE queue_tasks t SET
+                    state = 'running',
+                    worker = $1,
+                    attempts = t.attempts + 1,
+                    lease_until_ms = forge_now_ms() + $2,
+                    started_at_ms = forge_now_ms(),
+                    last_error = CASE WHEN t.state = 'running'
+                        THEN format('lease of %s ran out', t.worker) ELSE t.last_error END,
+                    event_seq = t.event_seq + 1
+                 FROM (
+                    SELECT task_id FROM queue_tasks
+                    WHERE state = 'queued'
+                       OR (state = 'running' AND lease_until_ms < forge_now_ms()
+                           AND attempts < max_attempts AND NOT cancel_requested)
+                    ORDER BY position
+                    LIMIT 1
+                    FOR UPDATE SKIP LOCKED) picked
+                 WHERE t.task_id = picked.task_id
+                 RETURNING {}, t.event_seq AS claimed_seq),
+             e AS (
+                INSERT INTO queue_events (task_id, task_seq, at_ms, kind, data)
+                SELECT task_id, claimed_seq, forge_now_ms(), 'claimed',
+                    jsonb_build_object('worker', worker, 'attempt', attempts)
+                FROM c)
+             SELECT c.*, pg_notify('{EVENTS_CHANNEL}', c.task_id || ' ' || c.claimed_seq)
+             FROM c",
             qualified_task_columns()
         );
         let lease = int(lease_ms);
@@ -249,14 +314,28 @@ impl TaskQueue for PgQueue {
                 reason: format!("a task cannot finish as {}", finish.state),
             });
         }
+        // The result and the `finished` event in one statement: one commit, and the event
+        // is stored exactly when the result is.
+        let sql = format!(
+            "WITH f AS (
+                UPDATE queue_tasks SET state = $3, exit_code = $4,
+                    last_error = COALESCE($5, last_error), report = $6,
+                    lease_until_ms = NULL, finished_at_ms = forge_now_ms(),
+                    event_seq = event_seq + 1
+                WHERE task_id = $1 AND worker = $2 AND state = 'running'
+                RETURNING task_id, event_seq),
+             e AS (
+                INSERT INTO queue_events (task_id, task_seq, at_ms, kind, data)
+                SELECT task_id, event_seq, forge_now_ms(), 'finished',
+                    jsonb_build_object('state', $3::text, 'exit_code', $4::integer)
+                FROM f)
+             SELECT f.task_id, pg_notify('{EVENTS_CHANNEL}', f.task_id || ' ' || f.event_seq)
+             FROM f"
+        );
         let rows = self
             .query(
                 "recording a result",
-                "UPDATE queue_tasks SET state = $3, exit_code = $4,
-                    last_error = COALESCE($5, last_error), report = $6,
-                    lease_until_ms = NULL, finished_at_ms = forge_now_ms()
-                 WHERE task_id = $1 AND worker = $2 AND state = 'running'
-                 RETURNING task_id",
+                &sql,
                 &[
                     &id.as_str(),
                     &worker,

@@ -133,6 +133,28 @@ fn read_task(conn: &Connection, path: &Path, id: &str) -> Result<Option<QueuedTa
     .transpose()
 }
 
+/// Appends the task's next event (its `seq`) in `tx`: under the write lock of the IMMEDIATE
+/// transaction, the next number is the caller's.
+fn insert_event(
+    tx: &Transaction<'_>,
+    path: &Path,
+    id: &str,
+    kind: &str,
+    data: &serde_json::Value,
+) -> Result<u64, ForgeError> {
+    let seq: i64 = tx
+        .query_row(
+            "INSERT INTO queue_events (task_id, task_seq, at_ms, kind, data)
+             VALUES (?1, (SELECT COALESCE(MAX(task_seq), 0) + 1 FROM queue_events
+                          WHERE task_id = ?1), ?2, ?3, ?4)
+             RETURNING task_seq",
+            params![id, now_ms(), kind, data.to_string()],
+            |r| r.get(0),
+        )
+        .map_err(|e| store_error(path, "storing an event", &e))?;
+    Ok(u64::try_from(seq).unwrap_or(0))
+}
+
 /// Ends running tasks whose lease ran out for the last time (`dead`) or after a cancel.
 fn end_lost(tx: &Transaction<'_>, path: &Path, now: i64) -> Result<(), ForgeError> {
     let fail = |e: rusqlite::Error| store_error(path, "ending lost tasks", &e);
@@ -243,7 +265,13 @@ impl TaskQueue for SqliteStore {
                 ],
             )
             .map_err(fail)?;
-            read_task(tx, path, &id)
+            let claimed = read_task(tx, path, &id)?;
+            if let Some(task) = &claimed {
+                // The attempt's first event, in the claim's transaction.
+                let data = serde_json::json!({"worker": worker, "attempt": task.attempts});
+                insert_event(tx, path, &id, "claimed", &data)?;
+            }
+            Ok(claimed)
         })
         .await
     }
@@ -301,6 +329,12 @@ impl TaskQueue for SqliteStore {
                     ],
                 )
                 .map_err(|e| store_error(path, "recording a result", &e))?;
+            if changed == 1 {
+                // The `finished` event, stored exactly when the result is.
+                let data =
+                    serde_json::json!({"state": finish.state, "exit_code": finish.exit_code});
+                insert_event(tx, path, &id, "finished", &data)?;
+            }
             Ok(changed == 1)
         })
         .await
@@ -369,26 +403,14 @@ impl TaskQueue for SqliteStore {
         kind: &str,
         data: &serde_json::Value,
     ) -> Result<u64, ForgeError> {
-        let (id, kind, data) = (id.as_str().to_owned(), kind.to_owned(), data.to_string());
+        let (id, kind, data) = (id.as_str().to_owned(), kind.to_owned(), data.clone());
         self.write("storing an event".to_owned(), move |tx, path| {
-            let fail = |e: rusqlite::Error| store_error(path, "storing an event", &e);
             if read_task(tx, path, &id)?.is_none() {
                 return Err(ForgeError::InvalidRequest {
                     reason: format!("no task {id} in the queue to store an event for"),
                 });
             }
-            // Under the write lock of this IMMEDIATE transaction: the next number is ours.
-            let seq: i64 = tx
-                .query_row(
-                    "INSERT INTO queue_events (task_id, task_seq, at_ms, kind, data)
-                     VALUES (?1, (SELECT COALESCE(MAX(task_seq), 0) + 1 FROM queue_events
-                                  WHERE task_id = ?1), ?2, ?3, ?4)
-                     RETURNING task_seq",
-                    params![id, now_ms(), kind, data],
-                    |r| r.get(0),
-                )
-                .map_err(fail)?;
-            Ok(u64::try_from(seq).unwrap_or(0))
+            insert_event(tx, path, &id, &kind, &data)
         })
         .await
     }

@@ -47,6 +47,7 @@ macro_rules! queue_contract_tests {
             a_released_task_is_claimable_again_without_an_attempt,
             events_read_back_in_order_after_a_seq,
             events_are_numbered_per_task,
+            a_claim_and_a_result_store_their_events,
             an_event_of_an_unknown_task_is_refused,
             a_reader_wakes_for_an_appended_event,
             an_idle_worker_wakes_for_a_submit,
@@ -504,6 +505,77 @@ pub async fn events_are_numbered_per_task(a: Queue, b: Queue) {
     assert_eq!(
         numbers(a.events(&id("t2"), 0).await.unwrap()),
         (1..=22).collect::<Vec<u64>>()
+    );
+}
+
+/// The claim stores the attempt's `claimed` event and the result its `finished` event, in
+/// the same step (numbered with the task's other events); a finish that records nothing
+/// stores no event either.
+pub async fn a_claim_and_a_result_store_their_events(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    a.claim("w1", 60_000).await.unwrap().unwrap();
+    a.append_event(&id("t1"), "stage", &serde_json::json!({"stage": "clone"}))
+        .await
+        .unwrap();
+    assert!(!b.finish(&id("t1"), "w2", &succeeded()).await.unwrap());
+    assert!(a.finish(&id("t1"), "w1", &succeeded()).await.unwrap());
+    assert!(!a.finish(&id("t1"), "w1", &succeeded()).await.unwrap());
+    let events = |q: Queue, task: &'static str| async move {
+        q.events(&id(task), 0)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.seq, e.kind, e.data))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        events(Arc::clone(&b), "t1").await,
+        [
+            (
+                1,
+                "claimed".to_owned(),
+                serde_json::json!({"worker": "w1", "attempt": 1})
+            ),
+            (2, "stage".to_owned(), serde_json::json!({"stage": "clone"})),
+            (
+                3,
+                "finished".to_owned(),
+                serde_json::json!({"state": "succeeded", "exit_code": 0})
+            ),
+        ]
+    );
+    // A lease taken over: each attempt's claim is its own event; a cancelled end without
+    // an exit code stores it as null.
+    submit(&a, "t2").await;
+    a.claim("w1", 0).await.unwrap().unwrap();
+    lapse().await;
+    b.claim("w2", 60_000).await.unwrap().unwrap();
+    let cancelled = Finish {
+        state: QueueState::Cancelled,
+        exit_code: None,
+        error: None,
+        report: None,
+    };
+    assert!(b.finish(&id("t2"), "w2", &cancelled).await.unwrap());
+    assert_eq!(
+        events(a, "t2").await,
+        [
+            (
+                1,
+                "claimed".to_owned(),
+                serde_json::json!({"worker": "w1", "attempt": 1})
+            ),
+            (
+                2,
+                "claimed".to_owned(),
+                serde_json::json!({"worker": "w2", "attempt": 2})
+            ),
+            (
+                3,
+                "finished".to_owned(),
+                serde_json::json!({"state": "cancelled", "exit_code": null})
+            ),
+        ]
     );
 }
 

@@ -10,6 +10,7 @@ use forge_domain::task::instructions::file_name;
 use forge_domain::task::{CommitIdentity, Delivery as Delivered, DeliveryDecision, TaskOutcome};
 use forge_ports::CommitAuthor;
 
+use super::remote::RefusedPush;
 use super::{Delivery, DeliveryError};
 
 /// forge's own files, never committed: its state directory (artifacts, the store, work
@@ -159,7 +160,8 @@ impl Delivery {
         let committed = self.entry(&id, AuditAction::Committed, detail);
         self.ports.store.save_change(&change, &[committed]).await?;
 
-        if self.settings.push && commit.is_some() {
+        let mut by_another = None;
+        if let (true, Some(own)) = (self.settings.push, commit.as_deref()) {
             let pushed = vcs
                 .push(&worktree, &self.settings.remote, &outcome.branch)
                 .await;
@@ -168,11 +170,25 @@ impl Delivery {
                     change.pushed = true;
                     self.entry(&id, AuditAction::Pushed, &self.settings.remote)
                 }
-                Err(e) => {
-                    let error = e.to_string();
-                    change.push_error = Some(error.clone());
-                    self.entry(&id, AuditAction::PushFailed, error)
-                }
+                Err(e) => match self.refused_push(&id, &outcome.branch, own, &e).await {
+                    RefusedPush::OwnCommitThere => {
+                        change.pushed = true;
+                        self.entry(&id, AuditAction::Pushed, &self.settings.remote)
+                    }
+                    RefusedPush::DeliveredByAnotherAttempt(theirs) => {
+                        let line = format!(
+                            "not pushed: another attempt of the task delivered first \
+                             (commit {theirs} on {})",
+                            outcome.branch
+                        );
+                        by_another = Some(theirs);
+                        self.entry(&id, AuditAction::Reconciled, line)
+                    }
+                    RefusedPush::Failed(error) => {
+                        change.push_error = Some(error.clone());
+                        self.entry(&id, AuditAction::PushFailed, error)
+                    }
+                },
             };
             self.ports.store.save_change(&change, &[entry]).await?;
         }
@@ -188,6 +204,7 @@ impl Delivery {
             commit,
             pushed: change.pushed,
             push_error: change.push_error.clone(),
+            delivered_by_another_attempt: by_another.clone(),
             approval_id: approval.map(ApprovalId::to_string),
             notifications,
             author: Some(identity),
@@ -265,6 +282,7 @@ impl Delivery {
             commit: None,
             pushed: false,
             push_error: None,
+            delivered_by_another_attempt: None,
             approval_id: Some(approval.id.to_string()),
             notifications: Vec::new(),
             author: None,

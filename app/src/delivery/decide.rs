@@ -148,6 +148,7 @@ impl Delivery {
             commit: None,
             pushed: false,
             push_error: None,
+            delivered_by_another_attempt: None,
             approval_id: Some(id.to_string()),
             notifications,
             author: None,

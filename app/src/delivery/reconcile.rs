@@ -236,6 +236,7 @@ impl Delivery {
             commit: Some(commit),
             pushed: false,
             push_error: None,
+            delivered_by_another_attempt: None,
             approval_id: approval.map(ApprovalId::to_string),
             notifications,
             author: None,

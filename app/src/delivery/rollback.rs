@@ -98,6 +98,9 @@ impl Delivery {
             commit: previous.as_ref().and_then(|d| d.commit.clone()),
             pushed: previous.as_ref().is_some_and(|d| d.pushed),
             push_error: previous.as_ref().and_then(|d| d.push_error.clone()),
+            delivered_by_another_attempt: previous
+                .as_ref()
+                .and_then(|d| d.delivered_by_another_attempt.clone()),
             approval_id: previous.as_ref().and_then(|d| d.approval_id.clone()),
             author: previous.as_ref().and_then(|d| d.author.clone()),
             notifications: previous.map(|d| d.notifications).unwrap_or_default(),

@@ -20,6 +20,7 @@ use forge_domain::queue::{
 use forge_domain::queue_approval::{ApprovalOutcome, QueueApproval};
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
+use futures::future::BoxFuture;
 use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -285,13 +286,8 @@ impl Worker {
         let stop = CancellationToken::new();
         // The run's events are stored in order by one task of their own, so a slow queue
         // never holds the run up; it ends when the run drops its sender.
+        // (The attempt's first event, `claimed`, was stored by the claim itself.)
         let (events_tx, mut events_rx) = mpsc::unbounded_channel::<TaskEvent>();
-        // The first event, stored while the run starts (not before: a round trip less
-        // between claim and work).
-        let _ = events_tx.send(TaskEvent {
-            kind: "claimed".to_owned(),
-            data: serde_json::json!({"worker": name, "attempt": task.attempts}),
-        });
         let store_events = {
             let (queue, id, tx) = (Arc::clone(&self.queue), id.clone(), self.events.clone());
             tokio::spawn(async move {
@@ -314,8 +310,14 @@ impl Worker {
         tokio::pin!(run);
         let mut reason = None;
         let mut last_renewal = Instant::now();
-        let mut tick = tokio::time::interval(Duration::from_millis(self.config.heartbeat_ms));
+        // The claim set the lease just now: the first renewal is one period away.
+        let period = Duration::from_millis(self.config.heartbeat_ms);
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The renewal in flight, awaited beside the run: a run that ends while one is in
+        // flight is seen at once (its answer is then not needed: a finish checks the
+        // holder itself).
+        let mut renewal: Option<BoxFuture<'_, Result<Heartbeat, ForgeError>>> = None;
         let end = loop {
             tokio::select! {
                 end = &mut run => break end.unwrap_or_else(|e| RunEnd {
@@ -326,8 +328,17 @@ impl Worker {
                     reason = Some(StopReason::HandedBack);
                     stop.cancel();
                 }
-                _ = tick.tick(), if reason.is_none() => {
-                    match self.queue.heartbeat(&id, &name, self.config.lease_ms).await {
+                _ = tick.tick(), if reason.is_none() && renewal.is_none() => {
+                    renewal = Some(self.queue.heartbeat(&id, &name, self.config.lease_ms));
+                }
+                renewed = async {
+                    match renewal.as_mut() {
+                        Some(r) => r.await,
+                        None => std::future::pending().await,
+                    }
+                }, if reason.is_none() && renewal.is_some() => {
+                    renewal = None;
+                    match renewed {
                         Ok(Heartbeat::Held) => last_renewal = Instant::now(),
                         Ok(Heartbeat::CancelRequested) => {
                             reason = Some(StopReason::Cancelled);
@@ -351,6 +362,8 @@ impl Worker {
                 }
             }
         };
+        // A renewal still in flight is not needed any more.
+        drop(renewal);
         // Every event of the run is stored before the task's end is.
         let _ = store_events.await;
         if let Some(reason) = reason {
@@ -384,12 +397,7 @@ impl Worker {
                     error,
                     report: end.report,
                 };
-                self.event(
-                    &id,
-                    "finished",
-                    serde_json::json!({"state": state, "exit_code": end.exit_code}),
-                )
-                .await;
+                // One statement records the result and its `finished` event.
                 let recorded = self
                     .retry("recording a result", || {
                         self.queue.finish(&id, &name, &finish)
@@ -439,12 +447,6 @@ impl Worker {
                 delivery.worker, delivery.commit, delivery.branch, standing.worker, standing.commit
             )
         })
-    }
-
-    async fn event(&self, id: &TaskId, kind: &str, data: serde_json::Value) {
-        if let Err(e) = self.queue.append_event(id, kind, &data).await {
-            self.queue_error("storing an event", &e);
-        }
     }
 
     /// Retries `call` with backoff until the queue answers (a database restart is waited

@@ -208,6 +208,99 @@ async fn push_goes_to_a_bare_remote_and_a_refusing_remote_keeps_the_commit() {
     );
 }
 
+/// A repository with push enabled and `origin` set to a bare remote of its own; the
+/// setup and the remote's path (kept alive by the returned directory).
+fn setup_with_remote() -> (Setup, tempfile::TempDir, PathBuf) {
+    let s = setup_with(
+        DeliverySettings {
+            push: true,
+            ..settings()
+        },
+        Vec::new(),
+    );
+    let remote_dir = tempfile::tempdir().unwrap();
+    let bare = remote_dir.path().join("remote.git");
+    git(
+        &s.repo,
+        &["init", "-q", "--bare", &bare.display().to_string()],
+    );
+    git(
+        &s.repo,
+        &["remote", "add", "origin", &bare.display().to_string()],
+    );
+    (s, remote_dir, bare)
+}
+
+/// Two attempts of one task (a worker lost its lease, another took the task over): the
+/// second pushes first, then the first one's push is refused. When the remote's branch
+/// holds this task's `Forge-Task` trailer, that is "delivered by another attempt" (no
+/// error, nothing pushed); when it holds anything else, the refusal stays an error that
+/// says what the branch holds.
+#[tokio::test]
+async fn a_push_refused_because_another_attempt_delivered_is_not_an_error() {
+    // (what the other side pushed to forge/t1 first, the error's words when it is one)
+    let cases: [(&str, Option<&str>); 3] = [
+        ("Implement: another attempt\n\nForge-Task: t1\n", None),
+        (
+            "a person's commit on the branch\n",
+            Some("which is not a delivery of task t1: no Forge-Task trailer"),
+        ),
+        (
+            "Implement: something else\n\nForge-Task: t9\n",
+            Some("a delivery of another task, t9"),
+        ),
+    ];
+    for (message, error) in cases {
+        let (late, _remote, bare) = setup_with_remote();
+        // The other attempt, on another machine: its own clone, its commit pushed first.
+        let other_dir = tempfile::tempdir().unwrap();
+        let other = other_dir.path().join("clone");
+        git(
+            &late.repo,
+            &["push", "-q", "origin", "HEAD:refs/heads/main"],
+        );
+        git(
+            other_dir.path(),
+            &["clone", "-q", &bare.display().to_string(), "clone"],
+        );
+        git(&other, &["checkout", "-q", "-b", "forge/t1"]);
+        std::fs::write(other.join("a.txt"), "the other attempt\n").unwrap();
+        git(&other, &["add", "-A"]);
+        git(&other, &["commit", "-q", "-m", message]);
+        git(&other, &["push", "-q", "origin", "forge/t1"]);
+        let theirs = git(&other, &["rev-parse", "HEAD"]).trim().to_owned();
+
+        let tree = task_worktree(&late.repo, "t1", &[("a.txt", "the late attempt\n")]);
+        let done = late
+            .delivery
+            .deliver(outcome("t1", &tree, 0, &["a.txt"]))
+            .await
+            .unwrap();
+        let d = done.delivery.unwrap();
+        assert_eq!(done.status, TaskStatus::Committed, "{message}");
+        assert!(!d.pushed, "{message}: {d:?}");
+        // The remote's branch is the first delivery's, untouched.
+        let remote_head = git(&bare, &["rev-parse", "refs/heads/forge/t1"]);
+        assert_eq!(remote_head.trim(), theirs, "{message}");
+        let audit = actions(&late.store, "t1").await;
+        match error {
+            None => {
+                assert_eq!(d.push_error, None, "{message}");
+                assert_eq!(d.delivered_by_another_attempt, Some(theirs.clone()));
+                assert!(!audit.contains(&AuditAction::PushFailed), "{audit:?}");
+                assert!(audit.contains(&AuditAction::Reconciled), "{audit:?}");
+            }
+            Some(words) => {
+                let got = d.push_error.unwrap_or_default();
+                assert!(got.contains(words), "{message}: {got}");
+                assert!(got.contains(&theirs), "{message}: {got}");
+                assert_eq!(d.delivered_by_another_attempt, None, "{message}");
+                assert!(audit.contains(&AuditAction::PushFailed), "{audit:?}");
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_risky_change_waits_and_notifies_then_approve_commits_once() {
     let hook = RecordingNotifier::new("webhook", &[true]);

@@ -231,6 +231,11 @@ pub fn delivery_text(outcome: &forge_domain::task::TaskOutcome) -> String {
     if let Some(error) = &d.push_error {
         text.push_str(&format!("  push failed: {error}\n"));
     }
+    if let Some(theirs) = &d.delivered_by_another_attempt {
+        text.push_str(&format!(
+            "  delivered by another attempt of the task (commit {theirs}); not pushed again\n"
+        ));
+    }
     if let Some(id) = &d.approval_id {
         text.push_str(&format!("  approval {id}\n"));
         if d.decision == forge_domain::task::DeliveryDecision::PendingApproval {

@@ -54,6 +54,11 @@ pub struct Delivery {
     pub pushed: bool,
     #[serde(default)]
     pub push_error: Option<String>,
+    /// The push was refused because another attempt of this task (a worker that took it
+    /// over) delivered first: the commit that attempt pushed, found on the remote's branch
+    /// by its `Forge-Task` trailer. Nothing was pushed, and that is not an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_by_another_attempt: Option<String>,
     #[serde(default)]
     pub approval_id: Option<String>,
     #[serde(default)]

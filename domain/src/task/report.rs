@@ -225,6 +225,7 @@ mod tests {
             commit: None,
             pushed: false,
             push_error: None,
+            delivered_by_another_attempt: None,
             approval_id: Some("a-1".into()),
             notifications: vec![NotificationResult {
                 channel: "webhook".into(),
