@@ -452,19 +452,7 @@ impl TaskQueue for SqliteStore {
         self.write("recording a delivery".to_owned(), move |tx, path| {
             let fail = |e: rusqlite::Error| store_error(path, "recording a delivery", &e);
             let id = delivery.task_id.as_str();
-            let known: Option<i64> = tx
-                .query_row(
-                    "SELECT 1 FROM queue_tasks WHERE task_id = ?1",
-                    params![id],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(fail)?;
-            if known.is_none() {
-                return Err(ForgeError::InvalidRequest {
-                    reason: format!("no task with id {id} in the queue"),
-                });
-            }
+            require_task(tx, id, fail)?;
             tx.execute(
                 "INSERT INTO queue_deliveries (task_id, branch, commit_id, worker, at_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (task_id) DO NOTHING",
@@ -538,5 +526,28 @@ impl TaskQueue for SqliteStore {
         outcome: &ApprovalOutcome,
     ) -> Result<bool, ForgeError> {
         self.record_queue_approval_outcome(id, outcome).await
+    }
+}
+
+/// `InvalidRequest` when the queue holds no task `id` (a record for it would name
+/// nothing); `fail` words a database error.
+pub(crate) fn require_task(
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    fail: impl Fn(rusqlite::Error) -> ForgeError,
+) -> Result<(), ForgeError> {
+    let known: Option<i64> = tx
+        .query_row(
+            "SELECT 1 FROM queue_tasks WHERE task_id = ?1",
+            params![id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(fail)?;
+    match known {
+        Some(_) => Ok(()),
+        None => Err(ForgeError::InvalidRequest {
+            reason: format!("no task with id {id} in the queue"),
+        }),
     }
 }

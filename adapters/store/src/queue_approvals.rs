@@ -12,6 +12,7 @@ use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, Queu
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::{bad_row, store_error};
+use crate::queue::require_task;
 use crate::store::SqliteStore;
 
 const COLUMNS: &str = "approval_id, task_id, holder, risk_score, reasons, files, summary, push, \
@@ -128,19 +129,7 @@ impl SqliteStore {
         self.write("recording an approval".to_owned(), move |tx, path| {
             let fail = |e: rusqlite::Error| store_error(path, "recording an approval", &e);
             let id = a.task_id.as_str();
-            let known: Option<i64> = tx
-                .query_row(
-                    "SELECT 1 FROM queue_tasks WHERE task_id = ?1",
-                    params![id],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(fail)?;
-            if known.is_none() {
-                return Err(ForgeError::InvalidRequest {
-                    reason: format!("no task with id {id} in the queue"),
-                });
-            }
+            require_task(tx, id, fail)?;
             tx.execute(
                 &format!(
                     "INSERT INTO {TABLE} (approval_id, task_id, holder, risk_score, reasons,
