@@ -229,25 +229,14 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     let submitter = dir.join("submitter");
     std::fs::create_dir_all(&submitter)?;
     std::fs::write(submitter.join("forge-config.toml"), "")?;
-    let out = forge(suite, &submitter, &env)
-        .args(["task", "submit", "--queue", &db.url, "--repo", &repo])
-        .args([
-            "--provider",
-            provider,
-            "--push",
-            "--json",
-            "Write the answer to answer.txt.",
-        ])
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "task submit: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let id = serde_json::from_slice::<Value>(&out.stdout)?["task_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let id = submit(
+        suite,
+        (&submitter, &env),
+        &db.url,
+        &repo,
+        provider,
+        "Write the answer to answer.txt.",
+    )?;
     let status = final_status(suite, &submitter, &env, &db.url, &id)?;
     let check = |what: &str, ok: bool| -> anyhow::Result<()> {
         anyhow::ensure!(ok, "{what}: {status}");
@@ -281,6 +270,30 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
 }
 
 /// `task status --json` of task `id` once it has ended (polled from `home`).
+/// `task submit --push` of `prompt` from the machine `home` (with `env`): the task's id.
+pub(super) fn submit(
+    suite: &Suite,
+    (home, env): (&Path, &[(String, String)]),
+    queue: &str,
+    repo: &str,
+    provider: &str,
+    prompt: &str,
+) -> anyhow::Result<String> {
+    let out = forge(suite, home, env)
+        .args(["task", "submit", "--queue", queue, "--repo", repo])
+        .args(["--provider", provider, "--push", "--json", prompt])
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "task submit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(serde_json::from_slice::<Value>(&out.stdout)?["task_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned())
+}
+
 pub(super) fn final_status(
     suite: &Suite,
     home: &Path,

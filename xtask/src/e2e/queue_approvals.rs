@@ -16,7 +16,9 @@ use forge_testkit::postgres::FreshDb;
 use serde_json::Value;
 
 use super::case_run::Suite;
-use super::queue::{QueueCase, Worker, delivered_once, final_status, forge, git, prepare_case_of};
+use super::queue::{
+    QueueCase, Worker, delivered_once, final_status, forge, git, prepare_case_of, submit,
+};
 
 pub(super) const CASE: &str = "queue_approval";
 const SCENARIO: &str = "delivery_env";
@@ -53,20 +55,14 @@ pub(super) fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> an
             .context("starting a worker")?,
     );
     let approver = home("approver")?;
-    let out = forge(suite, &approver, &env)
-        .args(["task", "submit", "--queue", &db.url, "--repo", &repo])
-        .args(["--provider", provider, "--push", "--json"])
-        .arg("Write the answer to answer.txt and configure the uploader.")
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "task submit: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let id = serde_json::from_slice::<Value>(&out.stdout)?["task_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let id = submit(
+        suite,
+        (&approver, &env),
+        &db.url,
+        &repo,
+        provider,
+        "Write the answer to answer.txt and configure the uploader.",
+    )?;
     let status = final_status(suite, &approver, &env, &db.url, &id)?;
     let check = |what: &str, ok: bool, shown: &Value| -> anyhow::Result<()> {
         anyhow::ensure!(ok, "{what}: {shown}");
