@@ -20,8 +20,8 @@ impl Delivery {
     ///   commit and the store write) → recorded as committed; without one → the gate runs
     ///   again;
     /// - `pending_approval` whose approval was decided (killed between the decision and
-    ///   its action) → the action is finished; still pending → channels whose last attempt
-    ///   failed are tried again.
+    ///   its action) before the grace period → the action is finished; still pending →
+    ///   channels whose last attempt failed are tried again.
     ///
     /// # Errors
     /// [`DeliveryError::Forge`] when the store or git fails.
@@ -134,6 +134,14 @@ impl Delivery {
         let Some(approval) = self.ports.store.approval(&approval_id).await? else {
             return Ok((vec![], vec![]));
         };
+        // A decision younger than the grace may be another forge carrying it out right now
+        // (approving and committing): it is that forge's to finish.
+        let decided_lately = approval
+            .decided_at_ms
+            .is_some_and(|at| self.now().saturating_sub(at) < self.settings.reconcile_grace_ms);
+        if decided_lately {
+            return Ok((vec![], vec![]));
+        }
         let mut fixed = Vec::new();
         match approval.state {
             ApprovalState::Approved => {

@@ -12,7 +12,7 @@ use forge_adapter_store::SqliteStore;
 use forge_app::delivery::{Delivery, DeliveryError, DeliveryPorts, DeliverySettings};
 use forge_domain::delivery::{ApprovalId, ApprovalState, AuditAction, TRAILER};
 use forge_domain::task::{DeliveryDecision, TaskId, TaskStatus};
-use forge_ports::{CommitAuthor, Notifier, TaskStore};
+use forge_ports::{Clock, CommitAuthor, Notifier, TaskStore};
 use forge_testkit::delivery::{git, init_repo, outcome, task_worktree};
 use forge_testkit::fakes::{FixedClock, RecordingNotifier};
 use pretty_assertions::assert_eq;
@@ -537,6 +537,54 @@ async fn reconcile_finishes_an_approval_a_killed_forge_decided_but_did_not_commi
     assert_eq!(t1.status, TaskStatus::Committed);
     let files = git(&s.repo, &["show", "--name-only", "--format=", "forge/t1"]);
     assert_eq!(files.trim(), "a.txt");
+}
+
+/// Another forge decided a moment ago and is committing right now: a forge starting meanwhile
+/// leaves the decision to it (committing too would race it for the same change); once the
+/// decision is older than the grace, it is a killed forge's, finished on start.
+#[tokio::test]
+async fn reconcile_leaves_a_decision_younger_than_the_grace_to_the_forge_that_made_it() {
+    let s = setup();
+    let tree = task_worktree(&s.repo, "t1", &[("a.txt", "a\n")]);
+    s.delivery
+        .deliver(outcome("t1", &tree, 5, &["a.txt"]))
+        .await
+        .unwrap();
+    let decided_at = FixedClock::default().now_ms() + 100_000;
+    s.store
+        .decide_approval(
+            &ApprovalId::new("ap-t1").unwrap(),
+            forge_domain::delivery::Decision::Approve,
+            "alice",
+            None,
+            decided_at,
+        )
+        .await
+        .unwrap();
+    let at = |now: u64| {
+        let ports = DeliveryPorts {
+            store: Arc::new(s.store.clone()),
+            vcs: Arc::new(GitCli::new(Arc::new(TokioProcessRunner::new()))),
+            files: Arc::new(FsFiles::new()),
+            notifiers: Vec::new(),
+            clock: Arc::new(FixedClock::new(now)),
+            on_step: None,
+        };
+        let settings = DeliverySettings {
+            reconcile_grace_ms: 60_000,
+            ..settings()
+        };
+        Delivery::new(ports, settings, &s.repo)
+    };
+    let report = at(decided_at + 10_000).reconcile().await.unwrap();
+    assert!(report.fixed.is_empty(), "{report:?}");
+    let t1 = s.store.task(&id("t1")).await.unwrap().unwrap();
+    assert_eq!(t1.status, TaskStatus::PendingApproval);
+    let report = at(decided_at + 61_000).reconcile().await.unwrap();
+    assert_eq!(
+        report.fixed,
+        vec!["t1: approved before a stop, committed now"]
+    );
 }
 
 #[tokio::test]
