@@ -95,6 +95,25 @@ pub trait TaskQueue: Send + Sync {
         data: &serde_json::Value,
     ) -> Result<u64, ForgeError>;
 
+    /// Appends `events` (kind, data) in order, numbered as [`TaskQueue::append_event`]
+    /// numbers them; the `seq` of the last, 0 when there are none. The adapters store them
+    /// in one write (one commit for a burst of an agent's events); this default appends
+    /// them one by one.
+    ///
+    /// # Errors
+    /// As for [`TaskQueue::append_event`]; an adapter's one write stores none of them then.
+    async fn append_events(
+        &self,
+        id: &TaskId,
+        events: &[(String, serde_json::Value)],
+    ) -> Result<u64, ForgeError> {
+        let mut last = 0;
+        for (kind, data) in events {
+            last = self.append_event(id, kind, data).await?;
+        }
+        Ok(last)
+    }
+
     /// The task's events with `seq` greater than `after`, in order.
     ///
     /// # Errors

@@ -128,6 +128,14 @@ impl TaskQueue for TimedQueue {
         self.inner.append_event(id, kind, data).await
     }
 
+    async fn append_events(
+        &self,
+        id: &TaskId,
+        events: &[(String, serde_json::Value)],
+    ) -> Result<u64, ForgeError> {
+        self.inner.append_events(id, events).await
+    }
+
     async fn events(&self, id: &TaskId, after: u64) -> Result<Vec<QueueEvent>, ForgeError> {
         self.inner.events(id, after).await
     }

@@ -459,6 +459,47 @@ impl TaskQueue for PgQueue {
         Ok(u64::try_from(seq).unwrap_or(0))
     }
 
+    async fn append_events(
+        &self,
+        id: &TaskId,
+        events: &[(String, serde_json::Value)],
+    ) -> Result<u64, ForgeError> {
+        if events.is_empty() {
+            return Ok(0);
+        }
+        let kinds: Vec<&str> = events.iter().map(|(k, _)| k.as_str()).collect();
+        let data: Vec<&serde_json::Value> = events.iter().map(|(_, d)| d).collect();
+        let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
+        // One statement: the counter moves by the batch's size under the row lock, the
+        // events take the numbers below it in order, one NOTIFY names the last.
+        let sql = format!(
+            "WITH t AS (
+                UPDATE queue_tasks SET event_seq = event_seq + $4 WHERE task_id = $1
+                RETURNING task_id, event_seq),
+             e AS (
+                INSERT INTO queue_events (task_id, task_seq, at_ms, kind, data)
+                SELECT t.task_id, t.event_seq - $4 + b.n, forge_now_ms(), b.kind, b.data
+                FROM t, unnest($2::text[], $3::jsonb[]) WITH ORDINALITY AS b(kind, data, n)
+                RETURNING task_id, task_seq),
+             last AS (SELECT task_id, max(task_seq) AS seq FROM e GROUP BY task_id)
+             SELECT seq, pg_notify('{EVENTS_CHANNEL}', task_id || ' ' || seq) FROM last"
+        );
+        let rows = self
+            .query(
+                "storing events",
+                &sql,
+                &[&id.as_str(), &kinds, &data, &count],
+            )
+            .await?;
+        let seq: i64 =
+            rows.first()
+                .map(|r| r.get(0))
+                .ok_or_else(|| ForgeError::InvalidRequest {
+                    reason: format!("no task {id} in the queue to store an event for"),
+                })?;
+        Ok(u64::try_from(seq).unwrap_or(0))
+    }
+
     async fn events(&self, id: &TaskId, after: u64) -> Result<Vec<QueueEvent>, ForgeError> {
         let rows = self
             .query(

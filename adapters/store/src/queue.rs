@@ -415,6 +415,30 @@ impl TaskQueue for SqliteStore {
         .await
     }
 
+    async fn append_events(
+        &self,
+        id: &TaskId,
+        events: &[(String, serde_json::Value)],
+    ) -> Result<u64, ForgeError> {
+        if events.is_empty() {
+            return Ok(0);
+        }
+        let (id, events) = (id.as_str().to_owned(), events.to_vec());
+        self.write("storing events".to_owned(), move |tx, path| {
+            if read_task(tx, path, &id)?.is_none() {
+                return Err(ForgeError::InvalidRequest {
+                    reason: format!("no task {id} in the queue to store an event for"),
+                });
+            }
+            let mut last = 0;
+            for (kind, data) in &events {
+                last = insert_event(tx, path, &id, kind, data)?;
+            }
+            Ok(last)
+        })
+        .await
+    }
+
     async fn events(&self, id: &TaskId, after: u64) -> Result<Vec<QueueEvent>, ForgeError> {
         let (task_id, id) = (id.clone(), id.as_str().to_owned());
         self.with(move |conn, path| {

@@ -47,6 +47,7 @@ macro_rules! queue_contract_tests {
             a_released_task_is_claimable_again_without_an_attempt,
             events_read_back_in_order_after_a_seq,
             events_are_numbered_per_task,
+            a_batch_of_events_is_numbered_in_order_and_wakes_a_reader,
             a_claim_and_a_result_store_their_events,
             an_event_of_an_unknown_task_is_refused,
             a_reader_wakes_for_an_appended_event,
@@ -506,6 +507,94 @@ pub async fn events_are_numbered_per_task(a: Queue, b: Queue) {
         numbers(a.events(&id("t2"), 0).await.unwrap()),
         (1..=22).collect::<Vec<u64>>()
     );
+}
+
+/// A batch of events is stored as appending each in turn would (numbers after the task's
+/// others, in order, none skipped), concurrent batches and single appends interleave
+/// without sharing a number, a reader waiting on the task wakes, an unknown task's batch is
+/// refused whole, and an empty one stores nothing.
+pub async fn a_batch_of_events_is_numbered_in_order_and_wakes_a_reader(a: Queue, b: Queue) {
+    submit(&a, "t1").await;
+    a.append_event(&id("t1"), "stage", &serde_json::json!({"stage": "clone"}))
+        .await
+        .unwrap();
+    let batch = |from: u64, n: u64| -> Vec<(String, serde_json::Value)> {
+        (from..from + n)
+            .map(|k| ("agent".to_owned(), serde_json::json!({"k": k})))
+            .collect()
+    };
+    a.wait_for_events(&id("t1"), 1).await.unwrap();
+    let reader = {
+        let a = Arc::clone(&a);
+        tokio::spawn(async move { a.wait_for_events(&id("t1"), 10_000).await })
+    };
+    assert_eq!(b.append_events(&id("t1"), &batch(0, 3)).await.unwrap(), 4);
+    tokio::time::timeout(std::time::Duration::from_secs(5), reader)
+        .await
+        .expect("a reader wakes for a batch")
+        .unwrap()
+        .unwrap();
+    let events = a.events(&id("t1"), 1).await.unwrap();
+    let got: Vec<(u64, &str, serde_json::Value)> = events
+        .iter()
+        .map(|e| (e.seq, e.kind.as_str(), e.data.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (2, "agent", serde_json::json!({"k": 0})),
+            (3, "agent", serde_json::json!({"k": 1})),
+            (4, "agent", serde_json::json!({"k": 2})),
+        ]
+    );
+    let appends: Vec<_> = (0..10)
+        .map(|n| {
+            let q = if n % 2 == 0 {
+                Arc::clone(&a)
+            } else {
+                Arc::clone(&b)
+            };
+            tokio::spawn(async move {
+                if n % 3 == 0 {
+                    q.append_event(&id("t1"), "stage", &serde_json::json!({"n": n}))
+                        .await
+                        .unwrap();
+                } else {
+                    q.append_events(&id("t1"), &batch(100 * n, 4))
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for append in appends {
+        append.await.unwrap();
+    }
+    let events = b.events(&id("t1"), 0).await.unwrap();
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    // 4 so far, then 4 singles and 6 batches of 4.
+    assert_eq!(seqs, (1..=32).collect::<Vec<u64>>());
+    // Each batch's events stay together and in order.
+    for n in (0..10u64).filter(|n| n % 3 != 0) {
+        let at: Vec<u64> = events
+            .iter()
+            .filter(|e| {
+                e.data["k"]
+                    .as_u64()
+                    .is_some_and(|k| k / 100 == n && k >= 100)
+            })
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(at.len(), 4, "batch {n}");
+        assert_eq!(at[3] - at[0], 3, "batch {n} at {at:?}");
+    }
+    let err = a
+        .append_events(&id("nope"), &batch(0, 2))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ForgeError::InvalidRequest { .. }), "{err:?}");
+    assert_eq!(a.append_events(&id("t1"), &[]).await.unwrap(), 0);
+    assert_eq!(b.events(&id("t1"), 32).await.unwrap(), vec![]);
 }
 
 /// The claim stores the attempt's `claimed` event and the result its `finished` event, in

@@ -24,6 +24,9 @@ use futures::future::BoxFuture;
 use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
+/// The most events stored in one write.
+const EVENT_BATCH: usize = 256;
+
 /// Runs one claimed task to its end (the guarded pipeline, in the binary: `task run`).
 #[async_trait]
 pub trait QueuedTaskRunner: Send + Sync {
@@ -291,11 +294,16 @@ impl Worker {
         let store_events = {
             let (queue, id, tx) = (Arc::clone(&self.queue), id.clone(), self.events.clone());
             tokio::spawn(async move {
-                while let Some(event) = events_rx.recv().await {
-                    if let Err(e) = queue.append_event(&id, &event.kind, &event.data).await {
+                // What queued up while the last write went on is stored in one write: an
+                // agent streaming fast costs a commit per burst, not per event.
+                let mut batch = Vec::new();
+                while events_rx.recv_many(&mut batch, EVENT_BATCH).await > 0 {
+                    let events: Vec<(String, serde_json::Value)> =
+                        batch.drain(..).map(|e| (e.kind, e.data)).collect();
+                    if let Err(e) = queue.append_events(&id, &events).await {
                         if let Some(tx) = &tx {
                             let _ = tx.send(WorkerEvent::QueueError {
-                                doing: "storing an event",
+                                doing: "storing events",
                                 error: e.to_string(),
                             });
                         }
