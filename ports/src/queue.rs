@@ -144,8 +144,10 @@ pub trait TaskQueue: Send + Sync {
     /// [`ForgeError::Io`] when the queue cannot be reached (the caller backs off and retries).
     async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError>;
 
-    /// Records the approval a finished task's held change waits for, once per task: the
-    /// first record stands (a later one changes nothing). Returns the record that stands.
+    /// Records the approval a finished task's held change waits for, one per task: while it
+    /// is pending a later record replaces it (the task re-ran on another worker, whose
+    /// change is the one that exists now); once decided, a record changes nothing. Returns
+    /// the record that stands.
     ///
     /// # Errors
     /// [`ForgeError::InvalidRequest`] when there is no such task; [`ForgeError::Io`] when

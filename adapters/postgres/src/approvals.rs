@@ -70,14 +70,20 @@ impl PgQueue {
     ) -> Result<QueueApproval, ForgeError> {
         let doing = "recording an approval";
         let id = a.task_id.as_str();
-        // The INSERT names the task in its SELECT: an approval of no task inserts nothing
-        // (told apart below); a second one of a task hits the unique key.
+        // A pending record of the task is replaced (a re-run holds the current change);
+        // else the INSERT names the task in its SELECT: an approval of no task inserts
+        // nothing (told apart below), and a decided one hits the unique key.
         self.query(
             doing,
-            "INSERT INTO queue_approvals (approval_id, task_id, holder, risk_score, reasons,
+            "WITH replaced AS (
+                UPDATE queue_approvals SET approval_id = $1, holder = $3, risk_score = $4,
+                    reasons = $5, files = $6, summary = $7, push = $8
+                WHERE task_id = $2 AND state = 'pending'
+                RETURNING 1)
+             INSERT INTO queue_approvals (approval_id, task_id, holder, risk_score, reasons,
                 files, summary, push, state, requested_at_ms)
              SELECT $1, task_id, $3, $4, $5, $6, $7, $8, 'pending', forge_now_ms()
-             FROM queue_tasks WHERE task_id = $2
+             FROM queue_tasks WHERE task_id = $2 AND NOT EXISTS (SELECT 1 FROM replaced)
              ON CONFLICT DO NOTHING",
             &[
                 &a.approval_id.as_str(),

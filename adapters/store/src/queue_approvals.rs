@@ -130,6 +130,33 @@ impl SqliteStore {
             let fail = |e: rusqlite::Error| store_error(path, "recording an approval", &e);
             let id = a.task_id.as_str();
             require_task(tx, id, fail)?;
+            let (reasons, files) = (
+                serde_json::json!(a.reasons).to_string(),
+                serde_json::json!(a.files).to_string(),
+            );
+            let values = params![
+                a.approval_id.as_str(),
+                id,
+                a.worker,
+                a.risk_score,
+                reasons,
+                files,
+                a.summary,
+                a.push,
+                now
+            ];
+            // A pending record of the task is replaced (a re-run holds the current change);
+            // a decided one stays (the INSERT then hits the unique key).
+            tx.execute(
+                &format!(
+                    "UPDATE {TABLE} SET approval_id = ?1, holder = ?3, risk_score = ?4,
+                        reasons = ?5, files = ?6, summary = ?7, push = ?8
+                     WHERE task_id = ?2 AND state = 'pending'"
+                ),
+                // All but the time: the approval was asked for when first held.
+                &values[..8],
+            )
+            .map_err(fail)?;
             tx.execute(
                 &format!(
                     "INSERT INTO {TABLE} (approval_id, task_id, holder, risk_score, reasons,
@@ -137,17 +164,7 @@ impl SqliteStore {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9)
                      ON CONFLICT DO NOTHING"
                 ),
-                params![
-                    a.approval_id.as_str(),
-                    id,
-                    a.worker,
-                    a.risk_score,
-                    serde_json::json!(a.reasons).to_string(),
-                    serde_json::json!(a.files).to_string(),
-                    a.summary,
-                    a.push,
-                    now
-                ],
+                values,
             )
             .map_err(fail)?;
             let standing = read_where(tx, path, "task_id = ?1", id)?;

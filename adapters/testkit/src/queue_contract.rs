@@ -755,17 +755,28 @@ pub async fn a_held_change_is_recorded_once_and_listed_while_pending(a: Queue, b
             ..held("t1", "w1")
         }
     );
-    // A second record of the task (another worker's) changes nothing: the first stands.
+    // The same record again (a retried call) changes nothing.
+    assert_eq!(
+        a.record_approval(&held("t1", "w1")).await.unwrap(),
+        recorded
+    );
+    // The task re-ran on another worker (the first died before recording the result): the
+    // change that exists now is w2's, so the pending approval is w2's to carry out.
     let again = b.record_approval(&held("t1", "w2")).await.unwrap();
-    assert_eq!(again, recorded);
+    assert_eq!(again.worker, "w2");
+    assert_eq!(again.state, ApprovalState::Pending);
     b.record_approval(&held("t2", "w2")).await.unwrap();
-    assert_eq!(b.approval(&ap("t1")).await.unwrap(), Some(recorded));
+    assert_eq!(b.approval(&ap("t1")).await.unwrap(), Some(again));
     let pending: Vec<_> = b.approvals(false).await.unwrap();
     let ids: Vec<_> = pending.iter().map(|p| p.approval_id.as_str()).collect();
     assert_eq!(ids, ["ap-t1", "ap-t2"]);
     a.decide_approval(&ap("t1"), &decision(Decision::Reject, "ann"))
         .await
         .unwrap();
+    // Once decided, a record changes nothing: the decision is its holder's to carry out.
+    let decided = a.record_approval(&held("t1", "w3")).await.unwrap();
+    assert_eq!(decided.worker, "w2");
+    assert_eq!(decided.state, ApprovalState::Rejected);
     let pending: Vec<_> = b.approvals(false).await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].approval_id.as_str(), "ap-t2");
