@@ -450,13 +450,7 @@ impl TaskQueue for PgQueue {
         let rows = self
             .query("storing an event", &sql, &[&id.as_str(), &kind, data])
             .await?;
-        let seq: i64 =
-            rows.first()
-                .map(|r| r.get(0))
-                .ok_or_else(|| ForgeError::InvalidRequest {
-                    reason: format!("no task {id} in the queue to store an event for"),
-                })?;
-        Ok(u64::try_from(seq).unwrap_or(0))
+        stored_seq(&rows, id)
     }
 
     async fn append_events(
@@ -491,13 +485,7 @@ impl TaskQueue for PgQueue {
                 &[&id.as_str(), &kinds, &data, &count],
             )
             .await?;
-        let seq: i64 =
-            rows.first()
-                .map(|r| r.get(0))
-                .ok_or_else(|| ForgeError::InvalidRequest {
-                    reason: format!("no task {id} in the queue to store an event for"),
-                })?;
-        Ok(u64::try_from(seq).unwrap_or(0))
+        stored_seq(&rows, id)
     }
 
     async fn events(&self, id: &TaskId, after: u64) -> Result<Vec<QueueEvent>, ForgeError> {
@@ -580,4 +568,15 @@ impl TaskQueue for PgQueue {
     ) -> Result<bool, ForgeError> {
         self.record_queue_approval_outcome(id, outcome).await
     }
+}
+
+/// The `seq` an append's statement returned; no row: the task is not in the queue.
+fn stored_seq(rows: &[tokio_postgres::Row], id: &TaskId) -> Result<u64, ForgeError> {
+    let seq: i64 = rows
+        .first()
+        .map(|r| r.get(0))
+        .ok_or_else(|| ForgeError::InvalidRequest {
+            reason: format!("no task {id} in the queue to store an event for"),
+        })?;
+    Ok(u64::try_from(seq).unwrap_or(0))
 }

@@ -56,12 +56,23 @@ fn delivery_over(
     settings: DeliverySettings,
     notifiers: Vec<Arc<dyn Notifier>>,
 ) -> Delivery {
+    delivery_at(repo, store, settings, notifiers, FixedClock::default())
+}
+
+/// A delivery over `repo` whose clock reads `clock`.
+fn delivery_at(
+    repo: &Path,
+    store: &SqliteStore,
+    settings: DeliverySettings,
+    notifiers: Vec<Arc<dyn Notifier>>,
+    clock: FixedClock,
+) -> Delivery {
     let ports = DeliveryPorts {
         store: Arc::new(store.clone()),
         vcs: Arc::new(GitCli::new(Arc::new(TokioProcessRunner::new()))),
         files: Arc::new(FsFiles::new()),
         notifiers,
-        clock: Arc::new(FixedClock::default()),
+        clock: Arc::new(clock),
         on_step: None,
     };
     Delivery::new(ports, settings, repo)
@@ -152,23 +163,7 @@ async fn a_low_risk_change_is_committed_on_its_branch_without_forge_files() {
 
 #[tokio::test]
 async fn push_goes_to_a_bare_remote_and_a_refusing_remote_keeps_the_commit() {
-    let s = setup_with(
-        DeliverySettings {
-            push: true,
-            ..settings()
-        },
-        Vec::new(),
-    );
-    let remote_dir = tempfile::tempdir().unwrap();
-    let bare = remote_dir.path().join("remote.git");
-    git(
-        &s.repo,
-        &["init", "-q", "--bare", &bare.display().to_string()],
-    );
-    git(
-        &s.repo,
-        &["remote", "add", "origin", &bare.display().to_string()],
-    );
+    let (s, _remote_dir, bare) = setup_with_remote();
     let tree = task_worktree(&s.repo, "t1", &[("a.txt", "a\n")]);
     let done = s
         .delivery
@@ -562,19 +557,17 @@ async fn reconcile_leaves_a_decision_younger_than_the_grace_to_the_forge_that_ma
         .await
         .unwrap();
     let at = |now: u64| {
-        let ports = DeliveryPorts {
-            store: Arc::new(s.store.clone()),
-            vcs: Arc::new(GitCli::new(Arc::new(TokioProcessRunner::new()))),
-            files: Arc::new(FsFiles::new()),
-            notifiers: Vec::new(),
-            clock: Arc::new(FixedClock::new(now)),
-            on_step: None,
-        };
         let settings = DeliverySettings {
             reconcile_grace_ms: 60_000,
             ..settings()
         };
-        Delivery::new(ports, settings, &s.repo)
+        delivery_at(
+            &s.repo,
+            &s.store,
+            settings,
+            Vec::new(),
+            FixedClock::new(now),
+        )
     };
     let report = at(decided_at + 10_000).reconcile().await.unwrap();
     assert!(report.fixed.is_empty(), "{report:?}");
