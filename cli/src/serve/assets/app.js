@@ -153,7 +153,8 @@ function finish(cur, result) {
   loadRuns();
 }
 
-function handleBlock(cur, block) {
+// One Server-Sent Events message block as {id, event, data} (comment lines skipped).
+function parseBlock(block) {
   let id = null, event = "message", data = "";
   for (const line of block.split("\n")) {
     if (line.startsWith(":")) continue;
@@ -165,6 +166,29 @@ function handleBlock(cur, block) {
     else if (field === "event") event = value;
     else if (field === "data") data += (data ? "\n" : "") + value;
   }
+  return { id, event, data };
+}
+
+// Reads an event stream response to its end, handing each message to `onMessage`; stops
+// early when it returns true.
+async function readEvents(res, onMessage) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let i;
+    while ((i = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, i);
+      buffer = buffer.slice(i + 2);
+      if (onMessage(parseBlock(block))) return;
+    }
+  }
+}
+
+function handleMessage(cur, { id, event, data }) {
   if (!data) return;
   const payload = JSON.parse(data);
   if (event === "result") {
@@ -191,21 +215,10 @@ async function readStream(cur) {
   }
   if (!res.ok) throw new Error("HTTP " + res.status);
   setConnection("live");
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let i;
-    while ((i = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, i);
-      buffer = buffer.slice(i + 2);
-      handleBlock(cur, block);
-      if (cur.finished) return;
-    }
-  }
+  await readEvents(res, (message) => {
+    handleMessage(cur, message);
+    return cur.finished;
+  });
 }
 
 async function follow(runId, lastId, turn, started) {
@@ -367,33 +380,23 @@ async function followTask(taskId) {
     try {
       const res = await fetch("/v1/tasks/" + encodeURIComponent(taskId) + "/events", { headers: h, signal: controller.signal });
       if (!res.ok) { out.textContent += "error " + res.status + "\n"; return; }
-      const reader = res.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let end;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          let id = null, kind = "", data = "";
-          for (const line of block.split("\n")) {
-            if (line.startsWith("id:")) id = Number(line.slice(3).trim());
-            else if (line.startsWith("event:")) kind = line.slice(6).trim();
-            else if (line.startsWith("data:")) data += line.slice(5).trim();
-          }
-          if (!kind) continue;
-          if (id) lastId = id;
-          const ev = JSON.parse(data || "{}");
-          if (kind === "task") {
-            out.textContent += "task " + ev.state + (ev.report ? " (" + ev.report.status + ")" : "") + "\n";
-            loadTasks();
-            return;
-          }
-          out.textContent += taskLine(id, kind, ev);
+      let ended = false;
+      await readEvents(res, ({ id, event: kind, data }) => {
+        if (!data) return false;
+        const seq = id === null ? null : Number(id);
+        if (seq) lastId = seq;
+        const ev = JSON.parse(data);
+        if (kind === "task") {
+          out.textContent += "task " + ev.state + (ev.report ? " (" + ev.report.status + ")" : "") + "\n";
+          ended = true;
+          return true;
         }
+        out.textContent += taskLine(seq, kind, ev);
+        return false;
+      });
+      if (ended) {
+        loadTasks();
+        return;
       }
     } catch (e) {
       if (controller.signal.aborted) return;
