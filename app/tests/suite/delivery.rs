@@ -24,6 +24,23 @@ struct Setup {
     delivery: Delivery,
 }
 
+impl Setup {
+    /// Task `id` changed one file (`path`, `text`) in its work tree, scored `risk`:
+    /// delivered, its outcome after delivery.
+    async fn deliver_file(
+        &self,
+        id: &str,
+        (path, text): (&str, &str),
+        risk: u8,
+    ) -> forge_domain::task::TaskOutcome {
+        let tree = task_worktree(&self.repo, id, &[(path, text)]);
+        self.delivery
+            .deliver(outcome(id, &tree, risk, &[path]))
+            .await
+            .unwrap()
+    }
+}
+
 fn settings() -> DeliverySettings {
     DeliverySettings {
         author: Some(CommitAuthor {
@@ -113,12 +130,7 @@ async fn actions(store: &SqliteStore, task: &str) -> Vec<AuditAction> {
 #[tokio::test]
 async fn a_low_risk_change_is_committed_on_its_branch_without_forge_files() {
     let s = setup();
-    let tree = task_worktree(&s.repo, "t1", &[("greet.txt", "hi\n")]);
-    let done = s
-        .delivery
-        .deliver(outcome("t1", &tree, 1, &["greet.txt"]))
-        .await
-        .unwrap();
+    let done = s.deliver_file("t1", ("greet.txt", "hi\n"), 1).await;
     assert_eq!(done.status, TaskStatus::Committed);
     let d = done.delivery.clone().unwrap();
     assert_eq!(d.decision, DeliveryDecision::Committed);
@@ -164,12 +176,7 @@ async fn a_low_risk_change_is_committed_on_its_branch_without_forge_files() {
 #[tokio::test]
 async fn push_goes_to_a_bare_remote_and_a_refusing_remote_keeps_the_commit() {
     let (s, _remote_dir, bare) = setup_with_remote();
-    let tree = task_worktree(&s.repo, "t1", &[("a.txt", "a\n")]);
-    let done = s
-        .delivery
-        .deliver(outcome("t1", &tree, 0, &["a.txt"]))
-        .await
-        .unwrap();
+    let done = s.deliver_file("t1", ("a.txt", "a\n"), 0).await;
     let d = done.delivery.unwrap();
     assert!(d.pushed, "{d:?}");
     let remote_head = git(&bare, &["rev-parse", "refs/heads/forge/t1"]);
@@ -181,12 +188,7 @@ async fn push_goes_to_a_bare_remote_and_a_refusing_remote_keeps_the_commit() {
     let mut perms = std::fs::metadata(&hook).unwrap().permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&hook, perms).unwrap();
-    let tree = task_worktree(&s.repo, "t2", &[("b.txt", "b\n")]);
-    let done = s
-        .delivery
-        .deliver(outcome("t2", &tree, 0, &["b.txt"]))
-        .await
-        .unwrap();
+    let done = s.deliver_file("t2", ("b.txt", "b\n"), 0).await;
     let d = done.delivery.unwrap();
     assert_eq!(done.status, TaskStatus::Committed);
     assert!(!d.pushed);
@@ -304,12 +306,7 @@ async fn a_risky_change_waits_and_notifies_then_approve_commits_once() {
         settings(),
         vec![Arc::new(hook.clone()), Arc::new(chat.clone())],
     );
-    let tree = task_worktree(&s.repo, "t1", &[(".env", "KEY=1\n")]);
-    let held = s
-        .delivery
-        .deliver(outcome("t1", &tree, 6, &[".env"]))
-        .await
-        .unwrap();
+    let held = s.deliver_file("t1", (".env", "KEY=1\n"), 6).await;
     assert_eq!(held.status, TaskStatus::PendingApproval);
     let d = held.delivery.clone().unwrap();
     assert_eq!(d.approval_id.as_deref(), Some("ap-t1"));
@@ -358,11 +355,7 @@ async fn a_risky_change_waits_and_notifies_then_approve_commits_once() {
 #[tokio::test]
 async fn reject_leaves_no_branch_and_no_work_tree() {
     let s = setup();
-    let tree = task_worktree(&s.repo, "t1", &[(".env", "KEY=1\n")]);
-    s.delivery
-        .deliver(outcome("t1", &tree, 9, &[".env"]))
-        .await
-        .unwrap();
+    s.deliver_file("t1", (".env", "KEY=1\n"), 9).await;
     let rejected = s
         .delivery
         .reject(&ApprovalId::new("ap-t1").unwrap(), Some("no secrets"))
@@ -389,11 +382,7 @@ async fn reject_leaves_no_branch_and_no_work_tree() {
 #[tokio::test]
 async fn approving_after_the_base_moved_commits_on_the_branch_and_says_so() {
     let s = setup();
-    let tree = task_worktree(&s.repo, "t1", &[("x.txt", "x\n")]);
-    s.delivery
-        .deliver(outcome("t1", &tree, 5, &["x.txt"]))
-        .await
-        .unwrap();
+    s.deliver_file("t1", ("x.txt", "x\n"), 5).await;
     std::fs::write(s.repo.join("other.txt"), "moved\n").unwrap();
     git(&s.repo, &["add", "other.txt"]);
     git(&s.repo, &["commit", "-q", "-m", "main moves on"]);
@@ -411,22 +400,14 @@ async fn approving_after_the_base_moved_commits_on_the_branch_and_says_so() {
 #[tokio::test]
 async fn rollback_removes_an_unmerged_branch_and_reverts_a_merged_commit() {
     let s = setup();
-    let tree = task_worktree(&s.repo, "t1", &[("a.txt", "a\n")]);
-    s.delivery
-        .deliver(outcome("t1", &tree, 0, &["a.txt"]))
-        .await
-        .unwrap();
+    s.deliver_file("t1", ("a.txt", "a\n"), 0).await;
     let rolled = s.delivery.rollback(&id("t1")).await.unwrap();
     assert_eq!(rolled.status, TaskStatus::RolledBack);
     assert_eq!(branches(&s.repo), vec!["main"]);
     let again = s.delivery.rollback(&id("t1")).await.unwrap_err();
     assert_eq!(again.kind(), "wrong_state");
 
-    let tree = task_worktree(&s.repo, "t2", &[("b.txt", "b\n")]);
-    s.delivery
-        .deliver(outcome("t2", &tree, 0, &["b.txt"]))
-        .await
-        .unwrap();
+    s.deliver_file("t2", ("b.txt", "b\n"), 0).await;
     git(&s.repo, &["merge", "-q", "--ff-only", "forge/t2"]);
     assert!(s.repo.join("b.txt").exists());
     s.delivery.rollback(&id("t2")).await.unwrap();
@@ -507,11 +488,7 @@ async fn reconcile_finds_a_commit_the_store_missed_and_resends_failed_notices() 
 #[tokio::test]
 async fn reconcile_finishes_an_approval_a_killed_forge_decided_but_did_not_commit() {
     let s = setup();
-    let tree = task_worktree(&s.repo, "t1", &[("a.txt", "a\n")]);
-    s.delivery
-        .deliver(outcome("t1", &tree, 5, &["a.txt"]))
-        .await
-        .unwrap();
+    s.deliver_file("t1", ("a.txt", "a\n"), 5).await;
     // The decision is stored, the commit never happened.
     s.store
         .decide_approval(
@@ -540,11 +517,7 @@ async fn reconcile_finishes_an_approval_a_killed_forge_decided_but_did_not_commi
 #[tokio::test]
 async fn reconcile_leaves_a_decision_younger_than_the_grace_to_the_forge_that_made_it() {
     let s = setup();
-    let tree = task_worktree(&s.repo, "t1", &[("a.txt", "a\n")]);
-    s.delivery
-        .deliver(outcome("t1", &tree, 5, &["a.txt"]))
-        .await
-        .unwrap();
+    s.deliver_file("t1", ("a.txt", "a\n"), 5).await;
     let decided_at = FixedClock::default().now_ms() + 100_000;
     s.store
         .decide_approval(
@@ -603,12 +576,7 @@ async fn an_outcome_that_did_not_validate_is_stored_not_delivered() {
 #[tokio::test]
 async fn reconcile_rebuilds_a_missing_row_from_the_trailer_and_report_json() {
     let s = setup();
-    let tree = task_worktree(&s.repo, "t1", &[("a.txt", "a\n")]);
-    let done = s
-        .delivery
-        .deliver(outcome("t1", &tree, 0, &["a.txt"]))
-        .await
-        .unwrap();
+    let done = s.deliver_file("t1", ("a.txt", "a\n"), 0).await;
     let commit = done.delivery.unwrap().commit.unwrap();
     // A new, empty store for the same repository: git and report.json still know t1.
     let fresh = SqliteStore::open(s.repo.join(".forgecode/other.db")).unwrap();
