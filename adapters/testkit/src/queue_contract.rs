@@ -462,6 +462,11 @@ pub async fn a_task_is_delivered_once_whoever_records_first(a: Queue, b: Queue) 
     ));
 }
 
+/// `a` for even `n`, `b` for odd: concurrent calls from two machines in turn.
+fn either(a: &Queue, b: &Queue, n: u64) -> Queue {
+    Arc::clone(if n % 2 == 0 { a } else { b })
+}
+
 pub async fn events_are_numbered_per_task(a: Queue, b: Queue) {
     submit(&a, "t1").await;
     submit(&a, "t2").await;
@@ -485,11 +490,7 @@ pub async fn events_are_numbered_per_task(a: Queue, b: Queue) {
     // Concurrent appends to one task from two handles: every number once, none skipped.
     let appends: Vec<_> = (0..20)
         .map(|n| {
-            let q = if n % 2 == 0 {
-                Arc::clone(&a)
-            } else {
-                Arc::clone(&b)
-            };
+            let q = either(&a, &b, n);
             tokio::spawn(async move {
                 q.append_event(&id("t2"), "agent", &serde_json::json!({"n": n}))
                     .await
@@ -549,11 +550,7 @@ pub async fn a_batch_of_events_is_numbered_in_order_and_wakes_a_reader(a: Queue,
     );
     let appends: Vec<_> = (0..10)
         .map(|n| {
-            let q = if n % 2 == 0 {
-                Arc::clone(&a)
-            } else {
-                Arc::clone(&b)
-            };
+            let q = either(&a, &b, n);
             tokio::spawn(async move {
                 if n % 3 == 0 {
                     q.append_event(&id("t1"), "stage", &serde_json::json!({"n": n}))
