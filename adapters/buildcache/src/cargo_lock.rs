@@ -8,6 +8,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::io;
 use forge_domain::ForgeError;
 use nix::fcntl::{Flock, FlockArg};
 
@@ -65,10 +66,6 @@ fn lock_files(target: &Path) -> Vec<PathBuf> {
     }
     found.sort();
     found
-}
-
-fn io(path: &Path, e: impl std::fmt::Display) -> ForgeError {
-    ForgeError::io(path.display().to_string(), e)
 }
 
 #[cfg(test)]

@@ -40,6 +40,11 @@ impl FsBuildCache {
     }
 }
 
+/// An I/O error on `path`.
+fn io(path: &std::path::Path, e: impl std::fmt::Display) -> ForgeError {
+    ForgeError::io(path.display().to_string(), e)
+}
+
 /// Runs blocking file work off the async threads.
 async fn blocking<T: Send + 'static>(
     what: &str,

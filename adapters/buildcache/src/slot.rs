@@ -11,7 +11,7 @@ use forge_domain::task::buildcache::{CacheKind, CacheState, CacheUsage};
 use forge_ports::{CacheClaim, ClaimRequest};
 use nix::fcntl::{Flock, FlockArg};
 
-use crate::{cargo_lock, sources, tree};
+use crate::{cargo_lock, io, sources, tree};
 
 const LOCK: &str = "lock";
 const LAST_USED: &str = "last-used";
@@ -23,10 +23,6 @@ const CACHE: &str = "cache";
 const SEED_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 /// More slots than tasks a machine runs at once on one repository.
 const MAX_SLOTS: u32 = 64;
-
-fn io(path: &Path, e: impl std::fmt::Display) -> ForgeError {
-    ForgeError::io(path.display().to_string(), e)
-}
 
 /// The slot directory of a claim's cache directory.
 fn slot_of(cache_dir: &Path) -> &Path {

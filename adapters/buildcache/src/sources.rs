@@ -8,10 +8,7 @@ use forge_domain::ForgeError;
 use forge_domain::task::buildcache::{CacheKind, SourceFile, restorable_mtimes};
 
 use crate::digest;
-
-fn io(path: &Path, e: impl std::fmt::Display) -> ForgeError {
-    ForgeError::io(path.display().to_string(), e)
-}
+use crate::io;
 
 fn nanos(time: SystemTime) -> i128 {
     match time.duration_since(UNIX_EPOCH) {

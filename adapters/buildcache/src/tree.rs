@@ -3,12 +3,9 @@
 
 use std::path::Path;
 
+use crate::io;
 use forge_domain::ForgeError;
 use forge_domain::task::buildcache::{CacheKind, SeedAction, seed_action};
-
-fn io(path: &Path, e: impl std::fmt::Display) -> ForgeError {
-    ForgeError::io(path.display().to_string(), e)
-}
 
 /// Recreates `from` at `to` following [`seed_action`] for `kind`.
 pub(crate) fn link(kind: CacheKind, from: &Path, to: &Path) -> Result<(), ForgeError> {
