@@ -8,9 +8,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::io;
 use forge_domain::ForgeError;
 use nix::fcntl::{Flock, FlockArg};
+
+use crate::io;
 
 const LOCK_FILE: &str = ".cargo-lock";
 const POLL: Duration = Duration::from_millis(100);

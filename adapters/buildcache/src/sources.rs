@@ -7,8 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use forge_domain::ForgeError;
 use forge_domain::task::buildcache::{CacheKind, SourceFile, restorable_mtimes};
 
-use crate::digest;
-use crate::io;
+use crate::{digest, io};
 
 fn nanos(time: SystemTime) -> i128 {
     match time.duration_since(UNIX_EPOCH) {
