@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
-use crate::io;
 use forge_domain::ForgeError;
 use forge_domain::task::buildcache::{CacheKind, SeedAction, seed_action};
+
+use crate::io;
 
 /// Recreates `from` at `to` following [`seed_action`] for `kind`.
 pub(crate) fn link(kind: CacheKind, from: &Path, to: &Path) -> Result<(), ForgeError> {
