@@ -21,6 +21,7 @@ use forge_domain::{PermissionMode, ProviderId};
 use super::TaskRunArgs;
 use super::execute::{self, Deliver, Executed, ProviderChoice, read_task_config};
 use super::render;
+use crate::cmd::queue::progress;
 use crate::compose;
 use crate::config_load::load_config;
 use crate::exit::{self, Failure};
@@ -65,16 +66,12 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
         .and_then(|b| {
             let redactor = compose::environment_redactor();
-            let b = b.redactor(redactor.clone());
+            let mut b = b.redactor(redactor.clone());
             // Under a worker the agent's events travel to the queue too.
-            if std::env::var_os(crate::cmd::queue::progress::TASK_ID_ENV).is_some() {
-                b.event_sink(Arc::new(crate::cmd::queue::progress::EventLines {
-                    redactor,
-                }))
-                .build()
-            } else {
-                b.build()
+            if std::env::var_os(progress::TASK_ID_ENV).is_some() {
+                b = b.event_sink(Arc::new(progress::EventLines { redactor }));
             }
+            b.build()
         })
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let provider_name = config.default_provider.value.clone();
