@@ -55,6 +55,7 @@ mod error;
 mod file;
 mod layer;
 mod pricing;
+mod repository;
 mod review_file;
 mod source;
 mod task_file;
@@ -70,6 +71,9 @@ pub use error::ConfigError;
 pub use file::parse_file;
 pub use layer::{Layer, PartialConfig, PartialProvider};
 pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
+pub use repository::{
+    IgnoredKeys, delivery_keys, repository_delivery, repository_layer, repository_task_config,
+};
 pub use review_file::{DEFAULT_REVIEW_OUT_DIR, ReviewConfig, parse_review_config};
 pub use source::{Source, Sourced};
 pub use task_file::{CacheConfig, TaskConfig, ValidationConfig, parse_task_config};

@@ -23,13 +23,33 @@ pub fn load_config(flags: &ConfigFlags) -> Result<EffectiveConfig, ConfigError> 
         .collect();
     let names = compose::provider_names(&compose::registry());
     let known: Vec<&str> = names.iter().map(String::as_str).collect();
-    load_from(flags, &env, &known)
+    let project = read_file(&workdir(flags).join(PROJECT_FILE), false)?;
+    load_from(flags, &env, &known, project)
+}
+
+/// Like [`load_config`] for a task on a repository URL: the repository's own layer (its
+/// `forge.toml` at the task's commit, the worker's keys left out) stands where a local
+/// checkout's `forge.toml` would; the working directory's file plays no part.
+///
+/// # Errors
+/// As [`load_config`].
+pub fn load_config_for_url(
+    flags: &ConfigFlags,
+    repository: Option<Layer>,
+) -> Result<EffectiveConfig, ConfigError> {
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+        .collect();
+    let names = compose::provider_names(&compose::registry());
+    let known: Vec<&str> = names.iter().map(String::as_str).collect();
+    load_from(flags, &env, &known, repository)
 }
 
 pub(crate) fn load_from(
     flags: &ConfigFlags,
     env: &BTreeMap<String, String>,
     known: &[&str],
+    project: Option<Layer>,
 ) -> Result<EffectiveConfig, ConfigError> {
     let mut layers = vec![defaults()];
     if let Some(path) = user_config_path(env) {
@@ -38,10 +58,7 @@ pub(crate) fn load_from(
             layers.push(layer);
         }
     }
-    let workdir = workdir(flags);
-    if let Some(layer) = read_file(&workdir.join(PROJECT_FILE), false)? {
-        layers.push(layer);
-    }
+    layers.extend(project);
     layers.extend(env_layers(env, known)?);
     // Flags set the chosen provider's section: the one named by --provider, else the
     // default provider of the layers below.

@@ -1,11 +1,38 @@
 //! forge-cli: the `forge-code-agent` binary and the composition root.
 //!
 //! This is the only crate that names concrete adapters. Library users who want forge with
-//! the real CLIs and the real runtime call [`registry`], [`runtime`] or [`agent_builder`]:
+//! the real CLIs and the real runtime call [`registry`], [`runtime`] or [`agent_builder`].
+//! Swapping providers needs no code change: `forge.toml`, `FORGE_*` and `CLAUDE_CLI_*`
+//! decide the provider, binary, model and limits (`cli/examples/swap_provider.rs` is this
+//! example as a program: `FORGE_PROVIDER=gemini cargo run -p forge-cli --example
+//! swap_provider -- "Fix the failing test"`).
 //!
-//! ```text
-//! let config = forge_cli::load_config(&ConfigFlags::default())?;   // files + environment
+//! ```no_run
+//! use forge_app::{CodeAgent, from_config::apply_request_defaults};
+//!
+//! # async fn swap_provider() -> anyhow::Result<()> {
+//! let config = forge_cli::load_config(&forge_cli::ConfigFlags::default())?;
 //! let agent = CodeAgent::from_config(&config, forge_cli::registry(), forge_cli::runtime())?;
+//! let mut request = agent.request("Fix the failing test");
+//! apply_request_defaults(&config, &mut request);
+//! let result = agent.run(request).await;
+//! println!("{:?}: {}", result.status, result.content);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! In code instead of configuration:
+//!
+//! ```no_run
+//! # fn build() -> anyhow::Result<()> {
+//! let agent = forge_cli::agent_builder()
+//!     .provider("codex")
+//!     .workdir(".")
+//!     .timeout(std::time::Duration::from_secs(600))
+//!     .build()?;
+//! # let _ = agent;
+//! # Ok(())
+//! # }
 //! ```
 
 mod args;

@@ -24,6 +24,20 @@ pub trait Vcs: Send + Sync {
     /// when it cannot be run or `repo` is not a repository.
     async fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<Option<String>, ForgeError>;
 
+    /// The text of the file at `path` (from the repository's root) in `commit`; `None`
+    /// when that commit has no such file. Reads the object store: no checkout needed (a
+    /// bare mirror works).
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] for a path that leaves the repository or a revision
+    /// that looks like an option; [`ForgeError::Io`] when the tool fails (no such commit).
+    async fn file_at(
+        &self,
+        repo: &Path,
+        commit: &str,
+        path: &str,
+    ) -> Result<Option<String>, ForgeError>;
+
     /// Creates a work tree at `path` on a new branch `branch` starting at `base` (a commit).
     /// The user's own checkout is left as it is.
     ///

@@ -27,6 +27,7 @@ mod mcp;
 mod pool;
 mod queue;
 mod queue_approvals;
+mod queue_repo;
 mod queue_serve;
 mod rate_limit;
 mod receiver;

@@ -157,6 +157,15 @@ impl Vcs for GitCli {
         crate::refs::resolve_commit(self, repo, rev).await
     }
 
+    async fn file_at(
+        &self,
+        repo: &Path,
+        commit: &str,
+        path: &str,
+    ) -> Result<Option<String>, ForgeError> {
+        crate::refs::file_at(self, repo, commit, path).await
+    }
+
     async fn add_worktree(
         &self,
         repo: &Path,

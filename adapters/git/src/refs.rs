@@ -1,4 +1,5 @@
-//! Naming commits: `git rev-parse --verify <rev>^{commit}`.
+//! Naming commits (`git rev-parse --verify <rev>^{commit}`) and reading a file of one
+//! (`git ls-tree`, then `git cat-file blob`).
 
 use std::path::Path;
 
@@ -29,4 +30,30 @@ pub(crate) async fn resolve_commit(
             failure_text(&output),
         )),
     }
+}
+
+/// The text of `path` in `commit`: `ls-tree` says whether the commit has it (a missing
+/// file is an answer, not an error), `cat-file` reads the blob.
+pub(crate) async fn file_at(
+    git: &GitCli,
+    repo: &Path,
+    commit: &str,
+    path: &str,
+) -> Result<Option<String>, ForgeError> {
+    let leaves = path.starts_with('/') || path.split('/').any(|part| part == "..");
+    if commit.starts_with('-') || commit.trim().is_empty() || path.is_empty() || leaves {
+        return Err(ForgeError::InvalidRequest {
+            reason: format!("{commit}:{path} does not name a file of a commit"),
+        });
+    }
+    let listed = git
+        .git_ok(repo, &["ls-tree", "--name-only", commit, "--", path], None)
+        .await?;
+    if listed.lines().all(|line| line != path) {
+        return Ok(None);
+    }
+    let spec = format!("{commit}:{path}");
+    git.git_ok(repo, &["cat-file", "blob", &spec], None)
+        .await
+        .map(Some)
 }

@@ -14,6 +14,8 @@
 //! max_total_cost_usd = 10.0    # across every run of a task
 //! timeout_ms = 300000          # the whole task
 //! risk_threshold = 3           # below it a change may be committed without a person
+//! require_validation = true    # no validation step → the task fails before its agent runs
+//!                              # (default: true for queue tasks, false for `task run`)
 //! instructions = "Prefer small functions."   # extra rules for the instruction file
 //! worktree_root = ".forgecode/worktrees"     # relative to the repository
 //!
@@ -37,6 +39,7 @@ const TASK_KEYS: &[&str] = &[
     "max_total_cost_usd",
     "timeout_ms",
     "risk_threshold",
+    "require_validation",
     "instructions",
     "worktree_root",
 ];
@@ -105,6 +108,9 @@ pub struct TaskConfig {
     pub instructions: Option<String>,
     pub worktree_root: Option<PathBuf>,
     pub cache: CacheConfig,
+    /// `[task] require_validation`; `None` when the file does not say (the caller's
+    /// default applies: true for a queue task, false for `task run`).
+    pub require_validation: Option<bool>,
 }
 
 /// Reads the `[validation]` and `[task]` tables of the file at `path` (only for messages);
@@ -156,6 +162,11 @@ pub fn parse_task_config(text: &str, path: &Path) -> Result<TaskConfig, ConfigEr
         limits.risk_threshold = match r.integer(t, "task", "risk_threshold", 0, 10)? {
             Some(n) => u8::try_from(n).unwrap_or(d.risk_threshold),
             None => d.risk_threshold,
+        };
+        config.require_validation = match t.get("require_validation") {
+            None => None,
+            Some(Value::Boolean(b)) => Some(*b),
+            Some(v) => return Err(r.wrong("task", "require_validation", "a boolean", v)),
         };
         config.instructions = r.string(t, "task", "instructions")?;
         config.worktree_root = r.string(t, "task", "worktree_root")?.map(PathBuf::from);
@@ -286,13 +297,13 @@ mod tests {
         check(
             "",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: None, worktree_root: None, cache: CacheConfig { enabled: true, dir: None, max_size_mb: 20480 } }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: None, worktree_root: None, cache: CacheConfig { enabled: true, dir: None, max_size_mb: 20480 }, require_validation: None }",
             ),
         );
         check(
-            "[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 5000\n[task]\nmax_cycles = 2\nmax_total_cost_usd = 1\nmax_review_cycles = 0\ninstructions = \"be brief\"\n[cache]\nenabled = false\ndir = \"/c\"\nmax_size_mb = 10\n",
+            "[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 5000\n[task]\nmax_cycles = 2\nmax_total_cost_usd = 1\nmax_review_cycles = 0\nrequire_validation = true\ninstructions = \"be brief\"\n[cache]\nenabled = false\ndir = \"/c\"\nmax_size_mb = 10\n",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 } }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 }, require_validation: Some(true) }",
             ),
         );
         let got = parse_task_config("[validation]\ntests = \"x\"\n", Path::new("/w/forge.toml"));
@@ -302,6 +313,10 @@ mod tests {
             ("[validation]\ntest = 3\n", "validation.test"),
             ("[task]\nmax_cycles = 0\n", "task.max_cycles"),
             ("[task]\nrisk_threshold = 11\n", "task.risk_threshold"),
+            (
+                "[task]\nrequire_validation = 1\n",
+                "task.require_validation",
+            ),
             (
                 "[task]\nmax_total_cost_usd = -1.0\n",
                 "task.max_total_cost_usd",

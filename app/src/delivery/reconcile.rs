@@ -33,7 +33,7 @@ impl Delivery {
                 continue;
             }
             match record.status {
-                TaskStatus::Validated => {
+                TaskStatus::Validated | TaskStatus::NotValidated => {
                     let (_, outcome) = self.load(&record.task_id).await?;
                     if let Some(line) = self.reconcile_validated(outcome).await? {
                         report.fixed.push(line);

@@ -82,7 +82,10 @@ impl Delivery {
                 audit.extend(self.remove_worktree(&outcome, true).await);
                 audit.push(self.entry(task, AuditAction::RolledBack, "held change discarded"));
             }
-            TaskStatus::Validated | TaskStatus::Failed | TaskStatus::Stopped => {
+            TaskStatus::Validated
+            | TaskStatus::NotValidated
+            | TaskStatus::Failed
+            | TaskStatus::Stopped => {
                 audit.extend(self.remove_worktree(&outcome, true).await);
                 audit.push(self.entry(
                     task,

@@ -16,8 +16,9 @@ use forge_app::delivery::{
     DEFAULT_RECONCILE_GRACE_MS, Delivery, DeliveryError, DeliveryPorts, DeliverySettings,
     DeliveryStep, StepHook,
 };
-use forge_ports::{CommitAuthor, Notifier};
+use forge_ports::{CommitAuthor, Notifier, Vcs};
 
+use crate::cmd::task::url_repo::{self, RepoFile};
 use crate::compose;
 use crate::exit::Failure;
 
@@ -97,20 +98,28 @@ fn kill_hook() -> Option<StepHook> {
 /// Delivery for the repository at `repo` (canonical). `push` overrides `[delivery] push`.
 /// forge's cache of a URL (where a URL task's change waits for approval) delivers as the
 /// task did: to the URL.
-pub fn open(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> {
+pub async fn open(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> {
     if let Some(url) = mirror_origin(repo) {
-        return open_for_url(repo, &url, push);
+        // A decision on a held change: the repository's file as its default branch has it.
+        let file = head_file(repo, &url).await?;
+        return open_for_url(repo, &url, push, file.as_ref());
     }
     let (config, task_threshold) = read_config(repo)?;
     compose(repo, config, task_threshold, push)
 }
 
 /// Delivery for a task on the repository `url`, run in forge's cache of it at `cache`:
-/// `[delivery]` from the user configuration (the machine's: a URL has no checkout with a
-/// `forge.toml`), the branch pushed to `url` itself (the cache is a mirror, whose
-/// `origin` git refuses to push a single branch to).
-pub fn open_for_url(cache: &Path, url: &str, push: Option<bool>) -> Result<Delivery, Failure> {
-    let (mut config, task_threshold) = match crate::config_load::user_config_file() {
+/// the worker's `[delivery]` (its identity, store and notifications, from the user
+/// configuration) with the repository's gate, push and message from `file` (its
+/// `forge.toml` at the task's commit), the branch pushed to `url` itself (the cache is a
+/// mirror, whose `origin` git refuses to push a single branch to).
+pub fn open_for_url(
+    cache: &Path,
+    url: &str,
+    push: Option<bool>,
+    file: Option<&RepoFile>,
+) -> Result<Delivery, Failure> {
+    let (worker, worker_threshold) = match crate::config_load::user_config_file() {
         Some(path) if path.is_file() => {
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
@@ -123,8 +132,26 @@ pub fn open_for_url(cache: &Path, url: &str, push: Option<bool>) -> Result<Deliv
             forge_domain::delivery::DEFAULT_RISK_THRESHOLD,
         ),
     };
+    let task_threshold = match file {
+        Some(f) => parse_task_config(&f.text, &f.origin)?.limits.risk_threshold,
+        None => worker_threshold,
+    };
+    let mut config = url_repo::delivery_config(file, worker)?;
     url.clone_into(&mut config.remote);
     compose(cache, config, task_threshold, push)
+}
+
+/// `forge.toml` of the repository in forge's cache at its default branch's head.
+async fn head_file(cache: &Path, url: &str) -> Result<Option<RepoFile>, Failure> {
+    let vcs = GitCli::new(compose::runtime().runner);
+    let head = vcs
+        .resolve_commit(cache, "HEAD")
+        .await
+        .map_err(|e| Failure::Other(anyhow::anyhow!(e)))?;
+    match head {
+        Some(commit) => url_repo::read_file(&vcs, cache, url, &commit).await,
+        None => Ok(None),
+    }
 }
 
 /// The URL of a mirror clone (forge's cache of a URL): `remote.origin.url` when
@@ -191,7 +218,7 @@ fn compose(
 
 /// [`open`], then reconciliation (reported on stderr).
 pub async fn open_reconciled(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> {
-    reconciled(open(repo, push)?).await
+    reconciled(open(repo, push).await?).await
 }
 
 /// Reconciliation of `delivery` (reported on stderr), then `delivery`.

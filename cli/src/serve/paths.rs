@@ -23,6 +23,8 @@ pub enum PathRefused {
     NotDirectory,
     #[error("the path resolves outside the server's roots")]
     OutsideRoots,
+    #[error("a file:// URL must name an absolute path")]
+    FileUrl,
 }
 
 /// The server's roots, canonicalised once at start.
@@ -62,6 +64,56 @@ impl Roots {
             return Err(PathRefused::NotDirectory);
         }
         Ok(canonical)
+    }
+}
+
+/// What a repository in a request names: a remote URL (the worker clones it), or a
+/// directory of this machine — a path, or a `file://` URL, which is a path all the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RepoRef {
+    Remote(String),
+    Local(PathBuf),
+}
+
+impl RepoRef {
+    /// The repository as a task records it: the URL, or the canonical path.
+    pub fn into_string(self) -> String {
+        match self {
+            RepoRef::Remote(url) => url,
+            RepoRef::Local(path) => path.display().to_string(),
+        }
+    }
+}
+
+impl Roots {
+    /// The repository `requested` names, if a request may name it: a remote URL
+    /// (`https://`, `ssh://`, `git://`, `git@host:path`), or a directory inside the roots
+    /// (a path, or a `file://` URL, kept as the URL so the worker clones it). One rule for
+    /// every endpoint that takes a repository or a workdir.
+    ///
+    /// # Errors
+    /// [`PathRefused`] saying which rule a local path broke.
+    pub fn repository(&self, requested: &str) -> Result<RepoRef, PathRefused> {
+        if let Some(path) = requested.strip_prefix("file://") {
+            if !path.starts_with('/') {
+                return Err(PathRefused::FileUrl);
+            }
+            self.confine(path)?;
+            return Ok(RepoRef::Remote(requested.to_owned()));
+        }
+        let scp_like = requested
+            .split_once(':')
+            .is_some_and(|(host, _)| host.contains('@') && !host.contains('/'));
+        if requested.contains("://") || scp_like {
+            return Ok(RepoRef::Remote(requested.to_owned()));
+        }
+        self.confine(requested).map(RepoRef::Local)
+    }
+
+    /// The roots as a message shows them: `/a, /b`.
+    pub fn shown(&self) -> String {
+        let dirs: Vec<String> = self.0.iter().map(|d| d.display().to_string()).collect();
+        dirs.join(", ")
     }
 }
 
@@ -106,6 +158,48 @@ mod tests {
             expected,
             "{requested:?}"
         );
+    }
+
+    #[test]
+    fn a_repository_is_a_remote_url_or_a_directory_inside_the_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("root");
+        let inside = root.join("app");
+        std::fs::create_dir_all(&inside).unwrap();
+        std::fs::create_dir_all(base.join("outside")).unwrap();
+        let roots = Roots::new(std::slice::from_ref(&root)).unwrap();
+        let check = |requested: &str, expected: Result<RepoRef, PathRefused>| {
+            assert_eq!(roots.repository(requested), expected, "{requested:?}");
+        };
+        let remote = |u: &str| Ok(RepoRef::Remote(u.to_owned()));
+        check(
+            "https://github.com/o/r.git",
+            remote("https://github.com/o/r.git"),
+        );
+        check("ssh://git@host/o/r.git", remote("ssh://git@host/o/r.git"));
+        check("git@github.com:o/r.git", remote("git@github.com:o/r.git"));
+        check(
+            &inside.display().to_string(),
+            Ok(RepoRef::Local(inside.clone())),
+        );
+        let inside_url = format!("file://{}", inside.display());
+        check(&inside_url, remote(&inside_url));
+        // Look-alikes that are local paths, and local paths outside the roots.
+        check("/etc", Err(PathRefused::OutsideRoots));
+        check("file:///etc", Err(PathRefused::OutsideRoots));
+        check(
+            &format!("file://{}", base.join("outside").display()),
+            Err(PathRefused::OutsideRoots),
+        );
+        check("file://etc", Err(PathRefused::FileUrl));
+        check("app", Err(PathRefused::Relative));
+        check("./x:y", Err(PathRefused::Relative));
+        check(
+            &format!("{}/a@b:c", base.display()),
+            Err(PathRefused::Missing),
+        );
+        check("", Err(PathRefused::Empty));
     }
 
     #[test]

@@ -44,6 +44,12 @@ impl Setup {
         let src = dir.path().join("src");
         std::fs::create_dir_all(&src).unwrap();
         std::fs::write(src.join("a.txt"), "hi\n").unwrap();
+        // The repository's own check (a queue task with no validation step fails).
+        std::fs::write(
+            src.join("forge.toml"),
+            "[validation]\ntest = \"[ ! -e answer.txt ] || grep -q answer answer.txt\"\n",
+        )
+        .unwrap();
         git(&src, &["init", "-q", "-b", "main"]);
         git(&src, &["add", "-A"]);
         git(&src, &["commit", "-q", "-m", "init"]);

@@ -23,6 +23,8 @@ impl QueueServer {
         let mut child = setup
             .forge("server")
             .args(["serve", "--addr", "127.0.0.1:0", "--queue", &setup.queue])
+            .arg("--root")
+            .arg(setup.dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -220,6 +222,43 @@ async fn bad_requests_are_refused_with_the_reason() {
         "typo",
     )
     .await;
+    // A repository is a URL or a path inside the roots, like a run's workdir: the 400
+    // names the roots, and nothing is queued.
+    let inside = setup.dir.path().join("app");
+    std::fs::create_dir_all(&inside).unwrap();
+    for (repo, says) in [
+        ("/etc", "outside the server's roots"),
+        ("file:///etc", "outside the server's roots"),
+        ("relative/path", "absolute"),
+        ("/no/such/dir", "does not exist"),
+    ] {
+        let body = json!({"repo": repo, "prompt": "p"});
+        let response = client()
+            .post(server.url("/v1/tasks"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 400, "{body}");
+        let text = response.text().await.unwrap();
+        assert!(text.contains(says), "{body}: {text}");
+        let roots = setup.dir.path().canonicalize().unwrap();
+        assert!(text.contains(&roots.display().to_string()), "{text}");
+    }
+    let (_, list) = get(&server, "/v1/tasks").await;
+    assert_eq!(list["tasks"].as_array().map(Vec::len), Some(0), "{list}");
+    for repo in [
+        inside.display().to_string(),
+        "https://example.invalid/o/r.git".to_owned(),
+    ] {
+        let response = client()
+            .post(server.url("/v1/tasks"))
+            .json(&json!({"repo": repo, "prompt": "p"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201, "{repo}");
+    }
     let (status, _) = get(&server, "/v1/tasks/q-nope").await;
     assert_eq!(status, 404);
     let response = client()

@@ -1,7 +1,8 @@
 //! The delivery gate: a deterministic rule, no judgement call.
 //!
 //! A change whose risk score is below the threshold is committed (and pushed when enabled);
-//! one at or above it waits for a person. A task that did not validate is never delivered.
+//! one at or above it waits for a person. A task that did not validate is never delivered; one with no validation step
+//! to run is, by its score.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,9 +22,11 @@ pub enum Gate {
     NotDeliverable,
 }
 
-/// What to do with a task that ended in `status` with risk `score`.
+/// What to do with a task that ended in `status` with risk `score`. A change no validation
+/// step checked (`not_validated`) goes through the same rule: its score carries the +2 of
+/// an unvalidated change.
 pub fn gate(status: TaskStatus, score: u8, threshold: u8) -> Gate {
-    if status != TaskStatus::Validated {
+    if !status.is_deliverable() {
         return Gate::NotDeliverable;
     }
     if score < threshold {
@@ -57,6 +60,10 @@ mod tests {
         // A threshold of 0 holds everything; 11 commits everything a score can say.
         check(Validated, 0, 0, Gate::HoldForApproval);
         check(Validated, 10, 11, Gate::Commit);
+        // No validation step: the same rule on its (already raised) score.
+        check(NotValidated, 2, t, Gate::Commit);
+        check(NotValidated, 3, t, Gate::HoldForApproval);
+        check(NotValidated, 0, 0, Gate::HoldForApproval);
         // Not validated: never delivered, whatever the score.
         check(Failed, 0, t, Gate::NotDeliverable);
         check(Stopped, 0, t, Gate::NotDeliverable);

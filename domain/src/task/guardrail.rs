@@ -4,7 +4,7 @@
 //! 1. cancelled → `Stop(Cancelled)`;
 //! 2. no file changed → `Stop(NoChanges)`;
 //! 3. validation passed and no critical finding → `Done(Validated)` (even past a limit: the
-//!    work is done);
+//!    work is done), or `Done(NoSteps)` when there was no validation step to pass;
 //! 4. validation failed: the guardrails first — cumulative cost ≥ `max_total_cost_usd` →
 //!    `Stop(CostCeiling)`; elapsed ≥ `timeout_ms` → `Stop(Timeout)`; `cycles` ≥
 //!    `max_cycles` → `Stop(MaxCycles)` — else `FixValidation`;
@@ -30,6 +30,9 @@ pub struct LoopState {
     /// [`super::ValidationReport::passes_against`] the baseline: a step that already failed
     /// on the untouched worktree does not keep the loop going.
     pub validation_passed: bool,
+    /// How many validation steps ran: none configured or detected → a passing change ends
+    /// `NoSteps`, never `Validated`.
+    pub validation_steps: usize,
     pub critical_findings: bool,
     pub cancelled: bool,
 }
@@ -64,7 +67,11 @@ pub fn next_step(state: &LoopState, limits: &TaskLimits) -> Next {
         return Next::Stop(StopReason::NoChanges);
     }
     if state.validation_passed && !state.critical_findings {
-        return Next::Done(StopReason::Validated);
+        return Next::Done(if state.validation_steps == 0 {
+            StopReason::NoSteps
+        } else {
+            StopReason::Validated
+        });
     }
     let guard = if state.cost_usd >= limits.max_total_cost_usd {
         Some(StopReason::CostCeiling)
@@ -99,6 +106,7 @@ mod tests {
             review_cycles: 0,
             files_changed: 1,
             validation_passed: true,
+            validation_steps: 2,
             critical_findings: false,
             cancelled: false,
         }
@@ -126,6 +134,22 @@ mod tests {
         };
         for (input, expected) in [
             (state(), Done(Validated)),
+            // Nothing to validate: passed, but not validated.
+            (
+                LoopState {
+                    validation_steps: 0,
+                    ..state()
+                },
+                Done(NoSteps),
+            ),
+            (
+                LoopState {
+                    validation_steps: 0,
+                    critical_findings: true,
+                    ..state()
+                },
+                FixReview,
+            ),
             (
                 LoopState {
                     cancelled: true,

@@ -8,7 +8,7 @@
 //! - **size**: lines added + removed over 50 → +1, over 300 → +2, over 1000 → +3; more than
 //!   20 files → +1;
 //! - **validation**: the last validation failed on a step the baseline passed → +3; no
-//!   validation ran → +2; a step that already failed on the untouched worktree (baseline)
+//!   validation ran, or it had no step → +2; a step that already failed on the untouched worktree (baseline)
 //!   and still fails is not blamed (a reason with +0 says so).
 //!
 //! Level: low < 3 ≤ medium < 6 ≤ high. Decision: score < threshold → commit.
@@ -108,6 +108,8 @@ pub fn score(inputs: &RiskInputs<'_>) -> RiskScore {
 
     match inputs.validation {
         None => add(2, "not validated".to_owned()),
+        // Nothing configured or detected: a report with no steps passed nothing.
+        Some(v) if v.steps.is_empty() => add(2, "not validated (no steps)".to_owned()),
         Some(v) if !v.passed => {
             let (blamed, inherited): (Vec<_>, Vec<_>) = v
                 .failing()
@@ -312,6 +314,14 @@ mod tests {
                 ..case()
             },
             (2, Low, &["+2 not validated"]),
+        );
+        // A validation with no step is no validation.
+        check(
+            Case {
+                validation: Some(ValidationReport::from_steps(Vec::new())),
+                ..case()
+            },
+            (2, Low, &["+2 not validated (no steps)"]),
         );
         // The baseline's failing test is not blamed; a new build failure is.
         check(

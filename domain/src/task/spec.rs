@@ -18,6 +18,9 @@ pub struct TaskLimits {
     pub timeout_ms: u64,
     /// A risk score below this is committed; at or above it is held for approval.
     pub risk_threshold: u8,
+    /// A task with no validation step (none configured, none detected) fails before its
+    /// agent runs instead of delivering an unchecked change.
+    pub require_validation: bool,
 }
 
 impl TaskLimits {
@@ -36,6 +39,7 @@ impl Default for TaskLimits {
             max_total_cost_usd: Self::DEFAULT_MAX_TOTAL_COST_USD,
             timeout_ms: Self::DEFAULT_TIMEOUT_MS,
             risk_threshold: Self::DEFAULT_RISK_THRESHOLD,
+            require_validation: false,
         }
     }
 }

@@ -10,6 +10,10 @@ pub enum TaskStatus {
     /// The change builds, passes the validation steps and the review found nothing critical
     /// that a correction could not remove.
     Validated,
+    /// The change passed every check there was, but there were none: no validation step was
+    /// configured or detected. Delivered like a validated change (the risk score counts it),
+    /// unless `[task] require_validation` refuses it before the agent runs.
+    NotValidated,
     /// The agent or the validation failed and no guardrail stopped it: no changes, an error,
     /// or validation still failing after the loop ended.
     Failed,
@@ -25,12 +29,27 @@ impl TaskStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             TaskStatus::Validated => "validated",
+            TaskStatus::NotValidated => "not_validated",
             TaskStatus::Failed => "failed",
             TaskStatus::Stopped => "stopped",
             TaskStatus::Committed => "committed",
             TaskStatus::PendingApproval => "pending_approval",
             TaskStatus::Rejected => "rejected",
             TaskStatus::RolledBack => "rolled_back",
+        }
+    }
+
+    /// A pipeline that ended here has a change the delivery step may commit or hold:
+    /// validated, or passed with no validation step to run.
+    pub fn is_deliverable(self) -> bool {
+        matches!(self, TaskStatus::Validated | TaskStatus::NotValidated)
+    }
+
+    /// The words a person reads: `not validated (no steps)` for a change no step checked.
+    pub fn label(self) -> &'static str {
+        match self {
+            TaskStatus::NotValidated => "not validated (no steps)",
+            other => other.as_str(),
         }
     }
 }
@@ -47,6 +66,9 @@ impl std::fmt::Display for TaskStatus {
 pub enum StopReason {
     /// Validation passed and the review left no critical finding.
     Validated,
+    /// The agent finished with a change and the review left no critical finding, but no
+    /// validation step ran: nothing was configured or detected.
+    NoSteps,
     /// The agent changed no file.
     NoChanges,
     /// Cumulative cost reached `max_total_cost_usd`.
@@ -72,6 +94,7 @@ impl StopReason {
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Validated => "validated",
+            StopReason::NoSteps => "no_steps",
             StopReason::NoChanges => "no_changes",
             StopReason::CostCeiling => "cost_ceiling",
             StopReason::Timeout => "timeout",
@@ -88,6 +111,7 @@ impl StopReason {
     pub fn status(self) -> TaskStatus {
         match self {
             StopReason::Validated | StopReason::ReviewFindings => TaskStatus::Validated,
+            StopReason::NoSteps => TaskStatus::NotValidated,
             StopReason::NoChanges | StopReason::Error | StopReason::MaxCycles => TaskStatus::Failed,
             StopReason::CostCeiling
             | StopReason::Timeout
@@ -113,6 +137,7 @@ mod tests {
         for (reason, status) in [
             (StopReason::Validated, TaskStatus::Validated),
             (StopReason::ReviewFindings, TaskStatus::Validated),
+            (StopReason::NoSteps, TaskStatus::NotValidated),
             (StopReason::NoChanges, TaskStatus::Failed),
             (StopReason::MaxCycles, TaskStatus::Failed),
             (StopReason::Error, TaskStatus::Failed),

@@ -29,7 +29,12 @@ const SCENARIO: &str = "delivery_low_risk";
 const LIMIT: Duration = Duration::from_secs(240);
 
 pub fn names() -> Vec<&'static str> {
-    vec![CASE, super::queue_approvals::CASE]
+    vec![
+        CASE,
+        super::queue_approvals::CASE,
+        super::queue_repo::FIX_CASE,
+        super::queue_repo::HOLD_CASE,
+    ]
 }
 
 pub(super) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
@@ -55,8 +60,13 @@ pub(super) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `git show <object>` in `dir`: a file's text at a revision.
+pub(super) fn git_show(dir: &Path, object: &str) -> anyhow::Result<String> {
+    git_out(dir, &["show", object])
+}
+
 /// `git <args>` in `dir`, its stdout.
-fn git_out(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+pub(super) fn git_out(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new("git").args(args).current_dir(dir).output()?;
     anyhow::ensure!(
         out.status.success(),
@@ -155,6 +165,12 @@ pub(super) fn prepare_case(
     prepare_case_of(suite, root, group, provider, SCENARIO)
 }
 
+/// The repository's own `forge.toml` in the queue cases: its test checks the answer (a
+/// queue task with no validation step fails: `require_validation` is on for queue tasks).
+/// The untouched repository passes it; 41 fails it, 42 passes.
+pub(super) const REPO_FORGE_TOML: &str =
+    "[validation]\ntest = \"[ ! -e answer.txt ] || grep -qx 42 answer.txt\"\n";
+
 /// As [`prepare_case`], the fake model playing `scenario` (of `delivery_scenarios`).
 pub(super) fn prepare_case_of(
     suite: &Suite,
@@ -163,19 +179,32 @@ pub(super) fn prepare_case_of(
     provider: &str,
     scenario: &str,
 ) -> anyhow::Result<QueueCase> {
+    prepare_case_with(suite, root, group, provider, (scenario, REPO_FORGE_TOML))
+}
+
+/// As [`prepare_case_of`], the repository holding `forge_toml`; a scenario that is not
+/// one of `delivery_scenarios` is the fake model's built-in of that name.
+pub(super) fn prepare_case_with(
+    suite: &Suite,
+    root: &Path,
+    group: &str,
+    provider: &str,
+    (scenario, forge_toml): (&str, &str),
+) -> anyhow::Result<QueueCase> {
     let dir = suite.work.join(group).join(scenario).join(provider);
     if dir.exists() {
         std::fs::remove_dir_all(&dir)?;
     }
     std::fs::create_dir_all(&dir)?;
-    let scenario = root
+    let file = root
         .join("xtask/src/e2e/delivery_scenarios")
         .join(format!("{scenario}.toml"));
-    let model = ServerProcess::start(
-        &suite.forge,
-        &scenario.to_string_lossy(),
-        &dir.join("requests.jsonl"),
-    )?;
+    let scenario = if file.is_file() {
+        file.to_string_lossy().into_owned()
+    } else {
+        scenario.to_owned()
+    };
+    let model = ServerProcess::start(&suite.forge, &scenario, &dir.join("requests.jsonl"))?;
     let offline = offline::configure(
         provider,
         &suite.clis,
@@ -186,6 +215,7 @@ pub(super) fn prepare_case_of(
     let src = dir.join("src");
     std::fs::create_dir_all(&src)?;
     std::fs::write(src.join("README.md"), "# app\n")?;
+    std::fs::write(src.join("forge.toml"), forge_toml)?;
     git(&src, &["init", "-q", "-b", "main"])?;
     git(&src, &["add", "-A"])?;
     git(&src, &["commit", "-q", "-m", "initial"])?;
@@ -328,6 +358,9 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         approvals,
         super::queue_approvals::run_case,
     ));
+    for (case, run) in super::queue_repo::CASES {
+        verdicts.extend(per_provider(ctx, "queue", case, run));
+    }
     Ok(verdicts)
 }
 

@@ -1,2 +1,3 @@
+mod file_at;
 mod is_repository;
 mod review_range;

@@ -63,6 +63,7 @@ pub(super) async fn converge(
             review_cycles,
             files_changed: ending.changed.len(),
             validation_passed: passed,
+            validation_steps: validation.steps.len(),
             critical_findings: critical,
             cancelled: task.cancel.is_cancelled(),
         };

@@ -253,6 +253,22 @@ async fn validation_plan(
         }
     }
     let plan = plan_validation(&req.validation, &found);
+    if plan.steps.is_empty() && req.spec.limits.require_validation {
+        return Err(ForgeError::InvalidRequest {
+            reason: format!(
+                "no validation step: none is configured in [validation] of {} and none \
+                 was detected (known projects: {}); a change nothing checks is not delivered \
+                 while [task] require_validation is true (the default for queue tasks) — \
+                 set [validation] test = \"…\" or [task] require_validation = false",
+                if is_url(&req.repo) {
+                    "the repository's forge.toml"
+                } else {
+                    "forge.toml"
+                },
+                PROJECT_FILES.join(", ")
+            ),
+        });
+    }
     pipeline
         .step_runner(req)
         .check_tools(&plan.steps, worktree)?;

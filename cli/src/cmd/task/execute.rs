@@ -84,7 +84,7 @@ pub fn task_request(
 }
 
 /// `$XDG_CACHE_HOME/forge-code-agent/repos`, else `~/.cache/forge-code-agent/repos`.
-fn cache_dir(env: &EnvSnapshot) -> PathBuf {
+pub fn cache_dir(env: &EnvSnapshot) -> PathBuf {
     forge_cache_home(env).join("repos")
 }
 

@@ -7,6 +7,7 @@ mod gc;
 mod records;
 pub(crate) mod render;
 pub(crate) mod run;
+pub(crate) mod url_repo;
 
 use std::path::PathBuf;
 
@@ -126,6 +127,11 @@ pub struct TaskRunArgs {
     /// Leave the change in its work tree: no store row, no commit, no approval
     #[arg(long)]
     pub no_deliver: bool,
+    /// Fail the task before its agent runs when it has no validation step (none in
+    /// [validation], none detected) [default: the repository's `[task] require_validation`,
+    /// else true under a queue worker, false here]
+    #[arg(long)]
+    pub require_validation: bool,
     /// Run under this task id instead of a new one (a queue worker passes the queued
     /// task's, so a task taken over after a lost worker is recognised when delivered)
     #[arg(long, value_name = "ID", hide = true)]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use forge_app::task::{Stage, TaskProgress};
-use forge_domain::task::{CycleKind, Severity, TaskOutcome};
+use forge_domain::task::{CycleKind, Severity, StopReason, TaskOutcome, TaskStatus};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::output::style::Style;
@@ -47,12 +47,29 @@ pub fn report_with_delivery(o: &TaskOutcome, style: Style) -> String {
 /// The final report, for a person.
 pub fn report(o: &TaskOutcome, style: Style) -> String {
     let mut s = String::new();
+    let label = o.status.label();
     let status = match o.status.as_str() {
-        "validated" | "committed" => style.green(o.status),
-        "failed" | "rejected" => style.red(o.status),
-        _ => style.yellow(o.status),
+        "validated" | "committed" => style.green(label),
+        "failed" | "rejected" => style.red(label),
+        _ => style.yellow(label),
     };
-    let _ = writeln!(s, "\ntask {}: {status} ({})", o.task_id, o.stop_reason);
+    // `not validated (no steps)` says its reason itself; anything delivered from such a
+    // change says it was not validated.
+    match (o.status, o.stop_reason) {
+        (TaskStatus::NotValidated, _) => {
+            let _ = writeln!(s, "\ntask {}: {status}", o.task_id);
+        }
+        (_, StopReason::NoSteps) => {
+            let _ = writeln!(
+                s,
+                "\ntask {}: {status} (not validated: no steps)",
+                o.task_id
+            );
+        }
+        _ => {
+            let _ = writeln!(s, "\ntask {}: {status} ({})", o.task_id, o.stop_reason);
+        }
+    }
     let _ = writeln!(
         s,
         "{} {} · model {} · branch {}",

@@ -5,12 +5,9 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use forge_adapter_git::GitCli;
 use forge_app::delivery::Delivery;
 use forge_app::task::TaskRequest;
-use forge_domain::ForgeError;
 use forge_domain::task::TaskId;
-use forge_ports::Vcs;
 
 use forge_app::CodeAgent;
 use forge_app::config::TaskConfig;
@@ -21,9 +18,10 @@ use forge_domain::{PermissionMode, ProviderId};
 use super::TaskRunArgs;
 use super::execute::{self, Deliver, Executed, ProviderChoice, read_task_config};
 use super::render;
+use super::url_repo;
 use crate::cmd::queue::progress;
 use crate::compose;
-use crate::config_load::load_config;
+use crate::config_load::{load_config, load_config_for_url};
 use crate::exit::{self, Failure};
 use crate::output::style::Style;
 use crate::output::write_json_pretty;
@@ -57,12 +55,27 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         flags.workdir.clone_from(&path);
         path.display().to_string()
     };
-    let config = load_config(&flags)?;
-    let task_config = if is_url {
-        TaskConfig::default()
+    // A URL's repository is fetched first: its own forge.toml, at the commit the task
+    // starts from, configures the task as a checkout's does.
+    let url_repo = if is_url {
+        let env: forge_ports::EnvSnapshot = std::env::vars().collect();
+        let cache_dir = execute::cache_dir(&env);
+        Some(url_repo::open(&repo, &cache_dir, args.base.as_deref()).await?)
     } else {
-        read_task_config(&flags.workdir)?
+        None
     };
+    let (config, mut task_config) = match &url_repo {
+        Some(url) => (
+            load_config_for_url(&flags, url.layer()?)?,
+            url.task_config(&user_task_config()?)?,
+        ),
+        None => (load_config(&flags)?, read_task_config(&flags.workdir)?),
+    };
+    // Explicit flag, else the repository's word, else: required for a queue task (a
+    // worker's), not for a task a person runs and watches.
+    let under_worker = std::env::var_os(progress::TASK_ID_ENV).is_some();
+    task_config.limits.require_validation =
+        args.require_validation || task_config.require_validation.unwrap_or(under_worker);
     let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
         .and_then(|b| {
             let redactor = compose::environment_redactor();
@@ -93,7 +106,11 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         title: args.goal_title,
         description: args.goal_description,
     };
-    spec.base = args.base;
+    // A URL task starts from the commit its configuration was read at.
+    spec.base = match &url_repo {
+        Some(url) => Some(url.base.clone()),
+        None => args.base,
+    };
     for path in &args.context_files {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::Usage(format!("--context-file {}: {e}", path.display())))?;
@@ -115,7 +132,10 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let deliver = if args.no_deliver {
         Deliver::No
     } else if is_url {
-        let delivery = url_delivery(&agent, &request, args.push).await?;
+        let url = url_repo
+            .as_ref()
+            .ok_or_else(|| Failure::Other(anyhow::anyhow!("a URL task without its repository")))?;
+        let delivery = url_delivery(url, &request, args.push)?;
         if let Some(found) = delivered_before(&delivery, &request).await? {
             print_delivered_before(&found, args.json);
             return Ok(exit::SUCCESS);
@@ -160,21 +180,19 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
 }
 
 /// A task on a URL is delivered in forge's cache of the repository (cloned or fetched
-/// here, before the pipeline, which then only fetches again), its branch pushed to the URL.
-async fn url_delivery(
-    agent: &CodeAgent,
+/// before the configuration was read; the pipeline only fetches again), its branch pushed
+/// to the URL, by the repository's own delivery rules.
+fn url_delivery(
+    url: &url_repo::UrlRepo,
     request: &TaskRequest,
     push: bool,
 ) -> Result<Delivery, Failure> {
-    let vcs = GitCli::new(Arc::clone(&agent.runtime().runner));
-    let cache = vcs
-        .clone_or_fetch(&request.repo, &request.cache_dir)
-        .await
-        .map_err(|e| match e {
-            ForgeError::InvalidRequest { reason } => Failure::Usage(reason),
-            other => Failure::Other(anyhow::anyhow!(other)),
-        })?;
-    crate::cmd::delivery::open_for_url(&cache, &request.repo, push.then_some(true))
+    crate::cmd::delivery::open_for_url(
+        &url.cache,
+        &request.repo,
+        push.then_some(true),
+        url.file.as_ref(),
+    )
 }
 
 /// What an earlier attempt of the task (given by `--task-id`) delivered: the commit its
@@ -233,10 +251,23 @@ pub fn exit_code(outcome: &TaskOutcome) -> u8 {
         return super::records::HELD_FOR_APPROVAL;
     }
     match outcome.stop_reason {
-        StopReason::Validated | StopReason::ReviewFindings => exit::SUCCESS,
+        StopReason::Validated | StopReason::NoSteps | StopReason::ReviewFindings => exit::SUCCESS,
         StopReason::Timeout => exit::TIMEOUT,
         StopReason::Cancelled => exit::CANCELLED,
         StopReason::CostCeiling | StopReason::RunBudget | StopReason::MaxTurns => STOPPED_BY_LIMIT,
         StopReason::NoChanges | StopReason::MaxCycles | StopReason::Error => exit::RUN_ERROR,
+    }
+}
+
+/// The user configuration's `[task]` and `[cache]`: a worker's work-tree location and build
+/// caches for a URL task.
+fn user_task_config() -> Result<TaskConfig, Failure> {
+    match crate::config_load::user_config_file() {
+        Some(path) if path.is_file() => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+            Ok(forge_app::config::parse_task_config(&text, &path)?)
+        }
+        _ => Ok(TaskConfig::default()),
     }
 }

@@ -144,7 +144,18 @@ pub async fn submit(
     let queue = queue(&state)?;
     let id = TaskId::new(format!("q-{}", state.runtime.ids.run_id()))
         .map_err(|e| ApiError::internal(format!("a new task id: {e}")))?;
-    let submission = submission(body, id).map_err(ApiError::bad_request)?;
+    let mut submission = submission(body, id).map_err(ApiError::bad_request)?;
+    // A URL, or a repository inside the roots: a token holder points workers nowhere else.
+    submission.repo = state
+        .roots
+        .repository(submission.repo.trim())
+        .map_err(|e| {
+            ApiError::bad_request(format!(
+                "repo: {e} (roots: {}); a task's repository is a URL or a path inside them",
+                state.roots.shown()
+            ))
+        })?
+        .into_string();
     let task = queue.submit(&submission).await.map_err(queue_error)?;
     let body = json!({
         "task_id": task.task_id,
