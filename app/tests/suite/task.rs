@@ -227,6 +227,51 @@ async fn an_agent_that_changes_nothing_fails_with_no_changes() {
 }
 
 #[tokio::test]
+async fn no_validation_step_is_not_validated_and_refused_when_required() {
+    // Nothing configured, nothing detected (a shell script is no project file).
+    let f = fixture();
+    let p = pipeline(&f.agent, &[]);
+    let outcome = run(
+        &p,
+        request(&f.repo, ValidationConfig::default(), TaskLimits::default()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (outcome.status, outcome.stop_reason),
+        (TaskStatus::NotValidated, StopReason::NoSteps)
+    );
+    assert_eq!(outcome.status.label(), "not validated (no steps)");
+    assert!(
+        outcome
+            .risk
+            .reasons
+            .contains(&"+2 not validated (no steps)".to_owned()),
+        "{:?}",
+        outcome.risk
+    );
+    // Required: refused before the agent runs, the reason naming the fix, no work tree.
+    let limits = TaskLimits {
+        require_validation: true,
+        ..TaskLimits::default()
+    };
+    let err = run(&p, request(&f.repo, ValidationConfig::default(), limits))
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("no validation step"), "{text}");
+    assert!(text.contains("require_validation = false"), "{text}");
+    let trees = f.repo.join(".forgecode/worktrees");
+    let left = std::fs::read_dir(&trees).map_or(0, |d| d.count());
+    assert_eq!(left, 1, "only the first task's work tree");
+    // Look-alike: a configured step satisfies the requirement.
+    let outcome = run(&p, request(&f.repo, test_step(), limits))
+        .await
+        .unwrap();
+    assert_eq!(outcome.stop_reason, StopReason::Validated);
+}
+
+#[tokio::test]
 async fn correction_cycles_stop_at_the_maximum() {
     let f = fixture();
     let p = pipeline(&f.agent, &[]);
