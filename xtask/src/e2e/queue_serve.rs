@@ -126,6 +126,9 @@ pub(super) fn start_front(
     let mut serve = Worker(
         forge(suite, &front, env)
             .args(["serve", "--addr", "127.0.0.1:0", "--queue", &db.url])
+            // The repository (a file:// URL) lies inside the roots: the API takes no other.
+            .arg("--root")
+            .arg(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
