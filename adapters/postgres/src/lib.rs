@@ -17,8 +17,10 @@ mod approvals;
 mod connect;
 mod listen;
 mod migrate;
+mod password;
 mod queue;
 mod rows;
+mod tls;
 
 pub use connect::{display_url, is_postgres_url};
 pub use migrate::{MIGRATIONS, Migration};

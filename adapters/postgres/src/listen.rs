@@ -5,9 +5,9 @@
 use forge_domain::ForgeError;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio::sync::watch;
-use tokio_postgres::{Client, Config, Notification};
+use tokio_postgres::{Client, Notification};
 
-use crate::connect::{connect, db_error};
+use crate::connect::{Target, connect, db_error};
 
 /// The channel a submit or a hand-back notifies.
 pub(crate) const WORK_CHANNEL: &str = "forge_queue";
@@ -22,11 +22,11 @@ pub(crate) struct Listener {
 }
 
 impl Listener {
-    pub(crate) async fn open(config: &Config, url: &str) -> Result<Self, ForgeError> {
+    pub(crate) async fn open(config: &Target, url: &str) -> Result<Self, ForgeError> {
         Self::on(config, url, WORK_CHANNEL).await
     }
 
-    async fn on(config: &Config, url: &str, channel: &str) -> Result<Self, ForgeError> {
+    async fn on(config: &Target, url: &str, channel: &str) -> Result<Self, ForgeError> {
         let (tx, notifications) = unbounded_channel();
         let client = connect(config, url, Some(tx)).await?;
         client
@@ -64,7 +64,7 @@ pub(crate) struct EventFeed {
 }
 
 impl EventFeed {
-    pub(crate) async fn start(config: &Config, url: &str) -> Result<Self, ForgeError> {
+    pub(crate) async fn start(config: &Target, url: &str) -> Result<Self, ForgeError> {
         let mut listener = Listener::on(config, url, EVENTS_CHANNEL).await?;
         let (tx, rx) = watch::channel(0u64);
         let task = tokio::spawn(async move {

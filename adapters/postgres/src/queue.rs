@@ -14,9 +14,9 @@ use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
 use tokio::sync::Mutex;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Config, Row, Statement};
+use tokio_postgres::{Client, Row, Statement};
 
-use crate::connect::{connect, db_error, display_url, parse};
+use crate::connect::{Target, connect, db_error, display_url, parse};
 use crate::listen::{EVENTS_CHANNEL, EventFeed, Listener, WORK_CHANNEL};
 use crate::migrate::migrate;
 use crate::rows::{TASK_COLUMNS, event_from, qualified_task_columns, task_from};
@@ -32,7 +32,7 @@ pub struct PgQueue {
 struct Inner {
     /// The URL as messages show it (no password).
     url: String,
-    config: Config,
+    config: Target,
     client: Mutex<Option<Conn>>,
     listener: Mutex<Option<Listener>>,
     /// The `LISTEN forge_events` connection every event reader in this process shares.
@@ -100,8 +100,20 @@ impl PgQueue {
     /// parse; [`ForgeError::Io`] naming the server when it cannot be reached within
     /// seconds, refuses the connection, or has a newer schema than this forge knows.
     pub async fn connect(url: &str) -> Result<Self, ForgeError> {
-        let config = parse(url)?;
-        let shown = display_url(&config);
+        Self::connect_with(url, &|name| std::env::var(name).ok()).await
+    }
+
+    /// [`PgQueue::connect`] with the environment `env` looks `PGPASSWORD`, `PGPASSFILE` and
+    /// `HOME` up in (for a URL without a password).
+    ///
+    /// # Errors
+    /// As [`PgQueue::connect`].
+    pub async fn connect_with(
+        url: &str,
+        env: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Result<Self, ForgeError> {
+        let config = parse(url, env)?;
+        let shown = display_url(&config.config);
         let mut client = connect(&config, &shown, None).await?;
         migrate(&mut client, &shown).await?;
         Ok(Self {
