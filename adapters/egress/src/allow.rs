@@ -88,10 +88,25 @@ pub(crate) fn normalise(host: &str) -> String {
 ///
 /// # Errors
 /// The reason it may not.
+#[cfg(test)]
 pub(crate) fn check_name(host: &str, port: u16, allow: &[AllowHost]) -> Result<(), DenyReason> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         check_address(ip)?;
-    } else if METADATA_NAMES.contains(&host) {
+    }
+    check_name_only(host, port, allow)
+}
+
+/// [`check_name`] without the address rule for a literal address (the proxy applies its
+/// own address rule first).
+///
+/// # Errors
+/// The reason the name may not be reached.
+pub(crate) fn check_name_only(
+    host: &str,
+    port: u16,
+    allow: &[AllowHost],
+) -> Result<(), DenyReason> {
+    if METADATA_NAMES.contains(&host) {
         return Err(DenyReason::MetadataAddress);
     } else if host == "localhost" || host.ends_with(".localhost") {
         return Err(DenyReason::Loopback);

@@ -58,6 +58,15 @@ impl Egress {
     /// A bad `allow_hosts` entry or upstream, two routes on one address, a socket path too
     /// long, or the directory or a socket that cannot be made.
     pub fn start(config: EgressConfig) -> Result<Self, EgressError> {
+        Self::start_with(config, crate::allow::check_address)
+    }
+
+    /// [`Egress::start`] with the proxy's address rule given (tests reach their own servers
+    /// on loopback through the proxy).
+    pub(crate) fn start_with(
+        config: EgressConfig,
+        address_rule: fn(std::net::IpAddr) -> Result<(), crate::DenyReason>,
+    ) -> Result<Self, EgressError> {
         let EgressConfig {
             socket_dir,
             routes,
@@ -108,6 +117,7 @@ impl Egress {
             denials: denials_tx,
             tasks: egress.tasks.clone(),
             stop: egress.stop.clone(),
+            address_rule,
         });
         let listener = egress.bind(&socket_dir.join("proxy.sock"), proxy_addr)?;
         egress.accept_loop(listener, move |stream| Arc::clone(&proxy).serve(stream));

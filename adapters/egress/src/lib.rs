@@ -44,3 +44,6 @@ pub use denial::{Denied, DenyReason};
 pub use egress::Egress;
 pub use error::EgressError;
 pub use spec::{BridgeListener, BridgeSpec};
+
+#[cfg(test)]
+mod tests;
