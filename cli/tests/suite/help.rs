@@ -45,7 +45,11 @@ fn completions_are_generated() {
 /// Every subcommand path below `command` (the root as the empty path), `help` excluded.
 fn subcommand_paths(command: &clap::Command) -> Vec<Vec<String>> {
     let mut paths = vec![Vec::new()];
-    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+    // Hidden subcommands (`__sandbox-bridge`, forge's own) are no documented interface.
+    for sub in command
+        .get_subcommands()
+        .filter(|s| s.get_name() != "help" && !s.is_hide_set())
+    {
         for rest in subcommand_paths(sub) {
             let mut path = vec![sub.get_name().to_owned()];
             path.extend(rest);
