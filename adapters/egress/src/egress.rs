@@ -52,10 +52,10 @@ impl std::fmt::Debug for Egress {
 
 impl Egress {
     /// Binds one socket per route and one for the proxy in `config.socket_dir` and starts
-    /// serving them. Must be called inside a tokio runtime.
+    /// serving them on the current tokio runtime.
     ///
     /// # Errors
-    /// A bad `allow_hosts` entry or upstream, two routes on one address, a socket path too
+    /// No tokio runtime, a bad `allow_hosts` entry or upstream, two routes on one address, a socket path too
     /// long, or the directory or a socket that cannot be made.
     pub fn start(config: EgressConfig) -> Result<Self, EgressError> {
         Self::start_with(config, crate::allow::check_address)
@@ -67,6 +67,9 @@ impl Egress {
         config: EgressConfig,
         address_rule: fn(std::net::IpAddr) -> Result<(), crate::DenyReason>,
     ) -> Result<Self, EgressError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(EgressError::NoRuntime);
+        }
         let EgressConfig {
             socket_dir,
             routes,

@@ -11,6 +11,8 @@ pub enum EgressError {
     BadUpstream { addr: String, upstream: String },
     #[error("route {addr}: `{name}` is not a valid header name for a credential")]
     BadCredentialHeader { addr: String, name: String },
+    #[error("the egress point must be started inside a tokio runtime")]
+    NoRuntime,
     #[error("two routes share the address {addr}")]
     DuplicateRoute { addr: String },
     #[error(

@@ -264,6 +264,18 @@ async fn bad_configurations_are_refused_with_the_reason() {
 }
 
 #[test]
+fn starting_outside_a_runtime_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Egress::start(EgressConfig {
+        socket_dir: dir.path().join("s"),
+        routes: Vec::new(),
+        allow_hosts: Vec::new(),
+    })
+    .unwrap_err();
+    assert!(matches!(err, EgressError::NoRuntime), "{err}");
+}
+
+#[test]
 fn a_credential_never_shows_its_key() {
     let credential = Credential::new(CredentialSlot::Header("x-api-key".into()), "sk-secret");
     assert!(
