@@ -28,6 +28,9 @@ const BRIDGE_FAILED: i32 = 125;
 const NOT_EXECUTABLE: i32 = 126;
 const NOT_FOUND: i32 = 127;
 
+/// Pause after a failed accept (file descriptors exhausted), instead of spinning.
+pub(crate) const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Runs `argv` with the spec's listeners up; returns its exit code.
 #[must_use]
 pub fn run_bridge(spec: &BridgeSpec, argv: &[OsString]) -> i32 {
@@ -125,8 +128,15 @@ async fn bridge(spec: &BridgeSpec, program: &OsString, args: &[OsString]) -> i32
 /// Accepts connections on the sandbox's loopback and relays each to the socket.
 async fn relay_each(tcp: TcpListener, socket: std::path::PathBuf) {
     loop {
-        let Ok((inside, _)) = tcp.accept().await else {
-            continue;
+        let inside = match tcp.accept().await {
+            Ok((inside, _)) => inside,
+            Err(e) => {
+                // Out of file descriptors, most likely: wait for some to be closed rather
+                // than spin (axum does the same).
+                tracing::debug!("bridge: accept failed: {e}");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
         };
         let _ = inside.set_nodelay(true);
         let socket = socket.clone();

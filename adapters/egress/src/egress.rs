@@ -230,6 +230,7 @@ impl Egress {
                         Ok((stream, _)) => stream,
                         Err(e) => {
                             tracing::warn!("egress: accept failed: {e}");
+                            tokio::time::sleep(crate::bridge::ACCEPT_BACKOFF).await;
                             continue;
                         }
                     },
