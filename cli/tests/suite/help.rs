@@ -58,3 +58,22 @@ fn subcommand_paths(command: &clap::Command) -> Vec<Vec<String>> {
     }
     paths
 }
+
+#[test]
+fn the_sandbox_bridge_is_hidden_and_runs_its_command() {
+    let sandbox = Sandbox::new();
+    let help = sandbox.forge().arg("--help").assert().success();
+    let help = String::from_utf8(help.get_output().stdout.clone()).unwrap();
+    assert!(!help.contains("sandbox-bridge"), "{help}");
+    // The command's exit code is the bridge's; 125 when the bridge cannot start.
+    for (spec, script, code) in [
+        (r#"{"listen":[]}"#, "exit 4", 4),
+        ("not json", "exit 0", 125),
+    ] {
+        sandbox
+            .forge()
+            .args(["__sandbox-bridge", "--spec", spec, "--", "sh", "-c", script])
+            .assert()
+            .code(code);
+    }
+}
