@@ -89,6 +89,22 @@ pub enum Command {
         /// The shell to complete for
         shell: clap_complete::Shell,
     },
+    /// Internal: the sandbox's init. Relays the run's routes and proxy into the sandbox's
+    /// own network and runs the command after `--` (forge writes this argv; hidden)
+    #[command(name = "__sandbox-bridge", hide = true)]
+    SandboxBridge(SandboxBridgeArgs),
+}
+
+/// `__sandbox-bridge --spec <json> -- <argv>…`, as `forge_adapter_egress::Egress::bridge_args`
+/// writes it.
+#[derive(Debug, Args)]
+pub struct SandboxBridgeArgs {
+    /// The listeners to open inside the sandbox (JSON)
+    #[arg(long)]
+    pub spec: String,
+    /// The command to run inside the sandbox
+    #[arg(last = true, required = true, num_args = 1..)]
+    pub argv: Vec<std::ffi::OsString>,
 }
 
 /// Flags that are configuration: they override the environment and config files.

@@ -12,7 +12,8 @@ pub fn run() -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let command = forge_cli::command();
     write_page(&dir, "forge-code-agent", command.clone())?;
-    for sub in command.get_subcommands() {
+    // Hidden subcommands (`__sandbox-bridge`, forge's own) get no page.
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
         // clap names are `&'static str` without its `string` feature; xtask is short-lived.
         let name: &'static str =
             Box::leak(format!("forge-code-agent-{}", sub.get_name()).into_boxed_str());

@@ -14,6 +14,7 @@ pub(crate) mod queue;
 pub(crate) mod review;
 mod run;
 mod runs;
+mod sandbox_bridge;
 pub(crate) mod task;
 pub(crate) mod time;
 
@@ -28,6 +29,8 @@ pub fn dispatch(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Completions { shell } => completions::run(shell),
         Command::Config(ConfigCommand::Show { config, json }) => config_show::run(&config, json),
+        // Before tracing and forge's runtime: the bridge runs its own, inside the sandbox.
+        Command::SandboxBridge(args) => Ok(sandbox_bridge::run(&args)),
         command => {
             init_tracing();
             // One thread: children are spawned from it, so the Linux parent-death signal
@@ -55,7 +58,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Review(args) => review::run(*args).await,
         Command::Serve(args) => crate::serve::run(args).await,
         Command::Worker(args) => queue::worker::run(args).await,
-        Command::Completions { .. } | Command::Config(_) => Ok(0),
+        Command::Completions { .. } | Command::Config(_) | Command::SandboxBridge(_) => Ok(0),
     }
 }
 

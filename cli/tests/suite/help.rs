@@ -45,7 +45,11 @@ fn completions_are_generated() {
 /// Every subcommand path below `command` (the root as the empty path), `help` excluded.
 fn subcommand_paths(command: &clap::Command) -> Vec<Vec<String>> {
     let mut paths = vec![Vec::new()];
-    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+    // Hidden subcommands (`__sandbox-bridge`, forge's own) are no documented interface.
+    for sub in command
+        .get_subcommands()
+        .filter(|s| s.get_name() != "help" && !s.is_hide_set())
+    {
         for rest in subcommand_paths(sub) {
             let mut path = vec![sub.get_name().to_owned()];
             path.extend(rest);
@@ -53,4 +57,23 @@ fn subcommand_paths(command: &clap::Command) -> Vec<Vec<String>> {
         }
     }
     paths
+}
+
+#[test]
+fn the_sandbox_bridge_is_hidden_and_runs_its_command() {
+    let sandbox = Sandbox::new();
+    let help = sandbox.forge().arg("--help").assert().success();
+    let help = String::from_utf8(help.get_output().stdout.clone()).unwrap();
+    assert!(!help.contains("sandbox-bridge"), "{help}");
+    // The command's exit code is the bridge's; 125 when the bridge cannot start.
+    for (spec, script, code) in [
+        (r#"{"listen":[]}"#, "exit 4", 4),
+        ("not json", "exit 0", 125),
+    ] {
+        sandbox
+            .forge()
+            .args(["__sandbox-bridge", "--spec", spec, "--", "sh", "-c", script])
+            .assert()
+            .code(code);
+    }
 }

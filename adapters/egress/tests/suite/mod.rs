@@ -1,0 +1,3 @@
+mod bridge;
+mod sandbox;
+mod support;
