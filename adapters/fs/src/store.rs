@@ -272,7 +272,10 @@ mod tests {
             "{}"
         );
         for (link, target) in [("tmp", outside.clone()), ("creds", outside.join("secret"))] {
-            assert_eq!(std::fs::read_link(dest.join("home").join(link)).unwrap(), target);
+            assert_eq!(
+                std::fs::read_link(dest.join("home").join(link)).unwrap(),
+                target
+            );
         }
     }
 }

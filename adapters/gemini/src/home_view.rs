@@ -102,12 +102,15 @@ pub fn workspace_overrides(workdir: &Path, overlay: &Value) -> Result<(), ForgeE
     else {
         return Ok(());
     };
-    let keys = ["/model/maxSessionTurns"].into_iter().map(str::to_owned).chain(
-        overlay["mcpServers"]
-            .as_object()
-            .into_iter()
-            .flat_map(|servers| servers.keys().map(|name| format!("/mcpServers/{name}"))),
-    );
+    let keys = ["/model/maxSessionTurns"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain(
+            overlay["mcpServers"]
+                .as_object()
+                .into_iter()
+                .flat_map(|servers| servers.keys().map(|name| format!("/mcpServers/{name}"))),
+        );
     for key in keys {
         if overlay.pointer(&key).is_some() && workspace.pointer(&key).is_some() {
             return Err(ForgeError::InvalidRequest {

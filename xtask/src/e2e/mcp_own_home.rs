@@ -57,14 +57,19 @@ pub fn run(
     let mut problems = Vec::new();
     for who in whos {
         let label = who.label();
-        let found = run_one(suite, expect, provider, base_url, prompt, toml_tail, check, &who)
-            .unwrap_or_else(|e| vec![format!("{e:#}")]);
+        let found = run_one(
+            suite, expect, provider, base_url, prompt, toml_tail, check, &who,
+        )
+        .unwrap_or_else(|e| vec![format!("{e:#}")]);
         problems.extend(found.into_iter().map(|p| format!("{label} in /tmp: {p}")));
     }
     Ok(problems)
 }
 
-#[expect(clippy::too_many_arguments, reason = "one call site, each argument distinct")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site, each argument distinct"
+)]
 fn run_one(
     suite: &Suite,
     expect: &Expect,
@@ -189,11 +194,15 @@ fn check_gemini_view(user_home: &Path, workspace: &Path, marker: &Path) -> Vec<S
     match std::fs::read_to_string(view.join("settings.json")) {
         Ok(text) if text.contains("\"forge\"") && text.contains("\"mine\"") => {}
         Ok(text) => problems.push(format!("the view's settings lack forge's or mine: {text}")),
-        Err(e) => problems.push(format!("no settings.json in the run's gemini home view: {e}")),
+        Err(e) => problems.push(format!(
+            "no settings.json in the run's gemini home view: {e}"
+        )),
     }
     let linked = std::fs::read_link(view.join("installation_id")).ok();
     if linked.as_deref() != Some(&user_home.join(".gemini/installation_id")) {
-        problems.push(format!("installation_id is not linked to the user's: {linked:?}"));
+        problems.push(format!(
+            "installation_id is not linked to the user's: {linked:?}"
+        ));
     }
     if !marker.exists() {
         problems.push("gemini did not start the user's own MCP server".into());
@@ -214,7 +223,10 @@ fn hand_over(root: &Path, user: &str, programs: &[&Path]) -> anyhow::Result<()> 
         .status()
         .context("running chown")?;
     if !status.success() {
-        bail!("chown -R {user}: {} failed (does the user exist?)", root.display());
+        bail!(
+            "chown -R {user}: {} failed (does the user exist?)",
+            root.display()
+        );
     }
     for program in programs {
         let readable = Command::new("runuser")

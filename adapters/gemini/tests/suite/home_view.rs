@@ -62,7 +62,11 @@ fn user_home(root: &Path) -> PathBuf {
     std::fs::create_dir_all(gemini.join("tmp/proj/chats")).unwrap();
     std::fs::create_dir_all(home.join(".agents/skills")).unwrap();
     std::fs::write(gemini.join("settings.json"), USER_SETTINGS).unwrap();
-    std::fs::write(gemini.join("oauth_creds.json"), "{\"refresh_token\": \"r\"}").unwrap();
+    std::fs::write(
+        gemini.join("oauth_creds.json"),
+        "{\"refresh_token\": \"r\"}",
+    )
+    .unwrap();
     std::fs::write(gemini.join("installation_id"), "id").unwrap();
     home
 }
@@ -72,10 +76,9 @@ fn links_and_contents(inv: &Invocation) -> (Vec<(PathBuf, PathBuf)>, Vec<(PathBu
     for file in &inv.files {
         match &file.source {
             FileSource::SymlinkTo(target) => links.push((file.path.clone(), target.clone())),
-            FileSource::Contents(bytes) => contents.push((
-                file.path.clone(),
-                serde_json::from_slice(bytes).unwrap(),
-            )),
+            FileSource::Contents(bytes) => {
+                contents.push((file.path.clone(), serde_json::from_slice(bytes).unwrap()))
+            }
             FileSource::CopyOf(source) => panic!("nothing is copied: {}", source.display()),
         }
     }
@@ -107,8 +110,14 @@ fn a_run_in_the_users_home_gets_a_view_of_it() {
     assert_eq!(
         links,
         [
-            (view.join(".gemini/installation_id"), user.join("installation_id")),
-            (view.join(".gemini/oauth_creds.json"), user.join("oauth_creds.json")),
+            (
+                view.join(".gemini/installation_id"),
+                user.join("installation_id")
+            ),
+            (
+                view.join(".gemini/oauth_creds.json"),
+                user.join("oauth_creds.json")
+            ),
             (view.join(".gemini/tmp"), user.join("tmp")),
             (view.join(".agents"), home.join(".agents")),
         ]
@@ -158,7 +167,10 @@ fn the_users_gemini_home_is_theirs_first_then_home_then_the_providers() {
         None,
     )
     .unwrap();
-    assert_eq!(view_settings(&inv)["mcpServers"]["mine"]["command"], "my-mcp");
+    assert_eq!(
+        view_settings(&inv)["mcpServers"]["mine"]["command"],
+        "my-mcp"
+    );
     // No HOME in the run's environment: the provider's user home.
     let inv = invoke(
         &run_dir,
@@ -167,13 +179,19 @@ fn the_users_gemini_home_is_theirs_first_then_home_then_the_providers() {
         Some(home.clone()),
     )
     .unwrap();
-    assert_eq!(view_settings(&inv)["mcpServers"]["mine"]["command"], "my-mcp");
+    assert_eq!(
+        view_settings(&inv)["mcpServers"]["mine"]["command"],
+        "my-mcp"
+    );
     // A user without a gemini home: forge's settings alone, nothing linked.
     let empty = root.path().join("empty");
     let inv = invoke(
         &run_dir,
         root.path(),
-        &[("GEMINI_CLI_HOME", ""), ("HOME", &empty.display().to_string())],
+        &[
+            ("GEMINI_CLI_HOME", ""),
+            ("HOME", &empty.display().to_string()),
+        ],
         None,
     )
     .unwrap();
@@ -252,8 +270,16 @@ fn workspace_settings_that_would_override_forges_refuse_the_run() {
     // Look-alikes that must not fire.
     check(None, &overlay, None);
     check(Some(r#"{"model": {"name": "gemini-pro"}}"#), &overlay, None);
-    check(Some(r#"{"mcpServers": {"mine": {"command": "m"}}}"#), &overlay, None);
-    check(Some(r#"{"tools": {"exclude": ["web_fetch"]}}"#), &overlay, None);
+    check(
+        Some(r#"{"mcpServers": {"mine": {"command": "m"}}}"#),
+        &overlay,
+        None,
+    );
+    check(
+        Some(r#"{"tools": {"exclude": ["web_fetch"]}}"#),
+        &overlay,
+        None,
+    );
     check(
         Some(r#"{"model": {"maxSessionTurns": 50}}"#),
         &tools_only,
