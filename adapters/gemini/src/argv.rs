@@ -167,10 +167,10 @@ pub fn build(
                         .cloned()
                         .or_else(|| std::env::var(key).ok())
                 };
-                let (view, view_env) =
+                let view =
                     crate::home_view::files_and_env(&ctx.run_dir, &lookup, user_home, overlay)?;
-                files = view;
-                env.set.extend(view_env);
+                files = view.files;
+                env.set.insert(view.env.0, view.env.1);
             }
         }
     }

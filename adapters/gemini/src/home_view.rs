@@ -44,6 +44,15 @@ const SETTINGS: &str = "settings.json";
 /// Beside `.gemini/` in gemini's home: the user's agent skills.
 const AGENTS_DIR: &str = ".agents";
 
+/// The run's view of the user's gemini home.
+#[derive(Debug)]
+pub struct View {
+    /// Its `settings.json` and links, written before gemini starts.
+    pub files: Vec<PreparedFile>,
+    /// `GEMINI_CLI_HOME` and the view's path.
+    pub env: (String, String),
+}
+
 /// The view's files and the environment pointing gemini at it. `lookup` reads the run's
 /// environment (request, settings, then forge's own): the user's gemini home is
 /// `$GEMINI_CLI_HOME`, else `$HOME`, else `user_home`.
@@ -57,7 +66,7 @@ pub fn files_and_env(
     lookup: &dyn Fn(&str) -> Option<String>,
     user_home: Option<&Path>,
     overlay: Value,
-) -> Result<(Vec<PreparedFile>, Vec<(String, String)>), ForgeError> {
+) -> Result<View, ForgeError> {
     let user = user_gemini_home(lookup, user_home).ok_or_else(|| ForgeError::InvalidRequest {
         reason: "gemini takes tools, max turns and excluded tools only from settings files, \
                  and forge finds no home to build the run's settings from (HOME unset): run \
@@ -84,8 +93,8 @@ pub fn files_and_env(
     if std::fs::symlink_metadata(user.join(AGENTS_DIR)).is_ok() {
         files.push(link(&view, &user, OsStr::new(AGENTS_DIR)));
     }
-    let env = vec![(HOME_ENV.to_owned(), view.to_string_lossy().into_owned())];
-    Ok((files, env))
+    let env = (HOME_ENV.to_owned(), view.to_string_lossy().into_owned());
+    Ok(View { files, env })
 }
 
 /// Refuses a run whose workspace settings (which gemini merges over the user's, and over a

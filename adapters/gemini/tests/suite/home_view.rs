@@ -71,7 +71,12 @@ fn user_home(root: &Path) -> PathBuf {
     home
 }
 
-fn links_and_contents(inv: &Invocation) -> (Vec<(PathBuf, PathBuf)>, Vec<(PathBuf, Value)>) {
+/// (link, target) pairs.
+type Links = Vec<(PathBuf, PathBuf)>;
+/// (path, parsed contents) pairs.
+type Contents = Vec<(PathBuf, Value)>;
+
+fn links_and_contents(inv: &Invocation) -> (Links, Contents) {
     let (mut links, mut contents) = (Vec::new(), Vec::new());
     for file in &inv.files {
         match &file.source {
