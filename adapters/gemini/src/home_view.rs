@@ -78,7 +78,12 @@ pub fn files_and_env(
     let view_dir = view.join(".gemini");
 
     let mut settings = read_settings(&user_dir.join(SETTINGS))?;
+    let servers: Vec<Value> = overlay["mcpServers"]
+        .as_object()
+        .map(|servers| servers.keys().cloned().map(Value::String).collect())
+        .unwrap_or_default();
     merge(&mut settings, overlay);
+    admit(&mut settings, &servers);
     let mut bytes = serde_json::to_vec_pretty(&settings).unwrap_or_default();
     bytes.push(b'\n');
     let mut files = vec![PreparedFile {
@@ -95,6 +100,29 @@ pub fn files_and_env(
     }
     let env = (HOME_ENV.to_owned(), view.to_string_lossy().into_owned());
     Ok(View { files, env })
+}
+
+/// Lets forge's servers through the user's own MCP filters: a non-empty `mcp.allowed` gets
+/// their names (gemini would drop any server not listed), and `mcp.excluded` loses them (the
+/// name now means forge's server, whose entry replaced any of the user's by that name).
+fn admit(settings: &mut Value, servers: &[Value]) {
+    if let Some(allowed) = settings
+        .pointer_mut("/mcp/allowed")
+        .and_then(Value::as_array_mut)
+        .filter(|allowed| !allowed.is_empty())
+    {
+        for name in servers {
+            if !allowed.contains(name) {
+                allowed.push(name.clone());
+            }
+        }
+    }
+    if let Some(excluded) = settings
+        .pointer_mut("/mcp/excluded")
+        .and_then(Value::as_array_mut)
+    {
+        excluded.retain(|name| !servers.contains(name));
+    }
 }
 
 /// Refuses a run whose workspace settings (which gemini merges over the user's, and over a

@@ -44,7 +44,7 @@ async fn symlink(target: &std::path::Path, link: &std::path::Path) -> std::io::R
 }
 
 /// Writes `bytes` to a file only its owner can read and write: prepared files hold tokens
-/// and settings (and gemini skips a system settings file others could write).
+/// and settings.
 async fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     use tokio::io::AsyncWriteExt;

@@ -317,3 +317,42 @@ fn a_private_home_is_checked_against_the_workspace_too() {
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
+
+#[test]
+fn the_users_mcp_filters_let_forges_server_through() {
+    let root = tempfile::tempdir().unwrap();
+    let home = user_home(root.path());
+    // (the user's `mcp` settings, what the view's must be)
+    let check = |mcp: Value, expected: Value| {
+        let settings = json!({"mcpServers": {"mine": {"command": "m"}}, "mcp": mcp});
+        std::fs::write(
+            home.join(".gemini/settings.json"),
+            serde_json::to_vec(&settings).unwrap(),
+        )
+        .unwrap();
+        let inv = invoke(
+            &root.path().join("run"),
+            root.path(),
+            &[("HOME", &home.display().to_string())],
+            None,
+        )
+        .unwrap();
+        let view = &links_and_contents(&inv).1[0].1;
+        assert_eq!(view["mcp"], expected, "from {mcp}");
+    };
+    // Positives: an allow-list gains forge, an exclusion of the name is dropped.
+    check(
+        json!({"allowed": ["mine"]}),
+        json!({"allowed": ["mine", "forge"]}),
+    );
+    check(
+        json!({"excluded": ["forge", "other"]}),
+        json!({"excluded": ["other"]}),
+    );
+    // Look-alikes: an empty allow-list allows all; other keys and names stay as they were.
+    check(json!({"allowed": []}), json!({"allowed": []}));
+    check(
+        json!({"excluded": ["forged"], "serverCommand": "x"}),
+        json!({"excluded": ["forged"], "serverCommand": "x"}),
+    );
+}
