@@ -32,6 +32,9 @@ pub enum FileSource {
     Contents(Vec<u8>),
     /// Copied from this path when it exists; skipped (not an error) when it does not.
     CopyOf(PathBuf),
+    /// A symbolic link to this path (what is there already at the file's path is replaced):
+    /// a view of a file or directory the run must share, not copy.
+    SymlinkTo(PathBuf),
 }
 
 /// A file written before the child starts (per-run CLI home, settings, config).

@@ -24,6 +24,7 @@ mod demo;
 mod install;
 pub mod latest;
 mod mcp;
+mod mcp_own_home;
 mod pool;
 mod queue;
 mod queue_approvals;

@@ -54,7 +54,7 @@ fn config_text(invocation: &Invocation) -> Option<String> {
     let prepared = invocation.files.iter().find(|f| f.path == path);
     match prepared.map(|f| &f.source) {
         Some(FileSource::Contents(bytes)) => String::from_utf8(bytes.clone()).ok(),
-        Some(FileSource::CopyOf(source)) => read(source),
+        Some(FileSource::CopyOf(source) | FileSource::SymlinkTo(source)) => read(source),
         None => read(&path),
     }
 }

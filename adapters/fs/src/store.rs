@@ -172,7 +172,17 @@ fn copy_dir(src: &Path, dest: &Path) -> Result<(), ForgeError> {
         let entry = entry.map_err(|e| ForgeError::io(format!("listing {}", src.display()), e))?;
         let from = entry.path();
         let to = dest.join(entry.file_name());
-        if from.is_dir() {
+        let kind = entry
+            .file_type()
+            .map_err(|e| ForgeError::io(format!("reading {}", from.display()), e))?;
+        if kind.is_symlink() {
+            // A link stays a link (gemini's run home links into the user's ~/.gemini): its
+            // target is not the bundle's to copy.
+            let target = std::fs::read_link(&from)
+                .map_err(|e| ForgeError::io(format!("reading {}", from.display()), e))?;
+            std::os::unix::fs::symlink(&target, &to)
+                .map_err(|e| ForgeError::io(format!("linking {}", to.display()), e))?;
+        } else if kind.is_dir() {
             copy_dir(&from, &to)?;
         } else {
             std::fs::copy(&from, &to)
@@ -237,5 +247,35 @@ fn existing_run_dir(workdir: &Path, run_id: &RunId) -> Result<PathBuf, ForgeErro
         Err(ForgeError::InvalidRequest {
             reason: format!("no run {run_id} under {}", workdir.display()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copied_bundle_keeps_links_as_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(outside.join("deep")).unwrap();
+        std::fs::write(outside.join("secret"), "s").unwrap();
+        let src = dir.path().join("bundle");
+        std::fs::create_dir_all(src.join("home")).unwrap();
+        std::fs::write(src.join("home/settings.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(&outside, src.join("home/tmp")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret"), src.join("home/creds")).unwrap();
+        let dest = dir.path().join("kept");
+        copy_dir(&src, &dest).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dest.join("home/settings.json")).unwrap(),
+            "{}"
+        );
+        for (link, target) in [("tmp", outside.clone()), ("creds", outside.join("secret"))] {
+            assert_eq!(
+                std::fs::read_link(dest.join("home").join(link)).unwrap(),
+                target
+            );
+        }
     }
 }

@@ -80,13 +80,14 @@ fn comma_joined_dirs(dirs: &[std::path::PathBuf]) -> Result<String, ForgeError> 
     Ok(joined.join(","))
 }
 
-/// Builds the invocation. `user_home` is the user's own home (for `copy_user_auth`).
+/// Builds the invocation. `user_home` is the user's own home (for `copy_user_auth`, and the
+/// home a run without a private one mirrors when `HOME` is not in the run's environment).
 ///
 /// # Errors
-/// [`ForgeError::InvalidRequest`] for what gemini cannot do (see `check_supported`), and for
-/// max turns, disallowed tools or tools in the user's own home when gemini would not read the
-/// run's system settings file (`system_settings.rs`): it takes these only from settings
-/// files, and forge does not edit the user's own.
+/// [`ForgeError::InvalidRequest`] for what gemini cannot do (see `check_supported`), when the
+/// workspace's settings would override max turns or forge's tool server
+/// ([`crate::home_view::workspace_overrides`]), and when the settings the run's home is made
+/// from cannot be read ([`crate::home`], [`crate::home_view`]).
 pub fn build(
     settings: &ProviderSettings,
     user_home: Option<&Path>,
@@ -145,6 +146,9 @@ pub fn build(
     env.set
         .extend(request.env.iter().map(|(k, v)| (k.clone(), v.clone())));
 
+    if let Some(overlay) = &overlay {
+        crate::home_view::workspace_overrides(&request.workdir, overlay)?;
+    }
     let mut files = Vec::new();
     match &ctx.home {
         Some(home) => {
@@ -163,10 +167,10 @@ pub fn build(
                         .cloned()
                         .or_else(|| std::env::var(key).ok())
                 };
-                let (file, system_env) =
-                    crate::system_settings::files_and_env(&ctx.run_dir, &lookup, overlay)?;
-                files.push(file);
-                env.set.extend(system_env);
+                let view =
+                    crate::home_view::files_and_env(&ctx.run_dir, &lookup, user_home, overlay)?;
+                files = view.files;
+                env.set.insert(view.env.0, view.env.1);
             }
         }
     }

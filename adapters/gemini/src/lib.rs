@@ -17,12 +17,12 @@
 //!   statistics, or with `copy_user_auth` a copy of the user's settings and login files.
 //!   Max turns (`model.maxSessionTurns`), disallowed tools (`tools.exclude`) and forge's
 //!   tool server (`mcpServers`) exist only as settings, so they are written there.
-//! - **The user's own home** ([`system_settings`]): the same settings go into a system
-//!   settings file of the run (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, merged onto the machine's),
-//!   which gemini merges over the user's settings; their auth and MCP servers keep working.
-//!   Gemini 0.61 skips a system settings file unless it and every directory above it are
-//!   root-owned and not group/world-writable: forge checks the same rule first and refuses
-//!   the run (naming the directory) rather than drop a limit or the tools silently.
+//! - **The user's own home** ([`home_view`]): the same settings go into a run-private
+//!   view of the user's gemini home (`GEMINI_CLI_HOME=<run dir>/gemini-home`): links to
+//!   every entry of the user's `~/.gemini/` but `settings.json`, which is theirs merged with
+//!   forge's. Their auth, sessions and MCP servers keep working, for any user in any
+//!   directory, and no file of theirs is written by forge. A workspace `.gemini/settings.json`
+//!   that would override max turns or forge's server refuses the run.
 //! - **Decoding** ([`decode`]): `init`, `message`, `tool_use`, `tool_result`, `error`,
 //!   `result` → canonical events; the `-o json` object too (`decode_document`), and the
 //!   `-o json` error object gemini leaves on stderr (in `finish`).
@@ -37,6 +37,7 @@ pub mod exit_codes;
 mod framing;
 pub mod health;
 pub mod home;
+pub mod home_view;
 pub mod json_output;
 pub mod mcp;
 pub mod provider;
@@ -44,7 +45,6 @@ mod report;
 mod result;
 pub mod retries;
 pub mod stderr;
-pub mod system_settings;
 pub mod tools;
 pub mod wire;
 

@@ -25,13 +25,26 @@ pub(crate) async fn write_prepared(files: &[PreparedFile]) -> Result<(), ForgeEr
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound && !source.exists() => {}
                 Err(err) => return Err(ForgeError::io(context(), err)),
             },
+            FileSource::SymlinkTo(target) => symlink(target, &file.path)
+                .await
+                .map_err(|err| ForgeError::io(context(), err))?,
         }
     }
     Ok(())
 }
 
+/// Makes `link` a symbolic link to `target`, replacing a file or link already there (never
+/// following it: the old link's target is left alone).
+async fn symlink(target: &std::path::Path, link: &std::path::Path) -> std::io::Result<()> {
+    match tokio::fs::symlink_metadata(link).await {
+        Ok(meta) if !meta.is_dir() => tokio::fs::remove_file(link).await?,
+        Ok(_) | Err(_) => {}
+    }
+    tokio::fs::symlink(target, link).await
+}
+
 /// Writes `bytes` to a file only its owner can read and write: prepared files hold tokens
-/// and settings (and gemini skips a system settings file others could write).
+/// and settings.
 async fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     use tokio::io::AsyncWriteExt;

@@ -105,6 +105,17 @@ pub fn run_forge(
     resume: Option<&str>,
     timeout: Duration,
 ) -> anyhow::Result<Run> {
+    run_command(forge_command(suite, case, prompt, resume, timeout), timeout)
+}
+
+/// The command [`run_forge`] runs.
+pub fn forge_command(
+    suite: &Suite,
+    case: &CaseDir,
+    prompt: &str,
+    resume: Option<&str>,
+    timeout: Duration,
+) -> Command {
     let mut command = Command::new(&suite.forge);
     command
         .arg("run")
@@ -119,6 +130,11 @@ pub fn run_forge(
     command.arg(prompt);
     isolate_env(&mut command, suite);
     command.envs(&case.offline.process_env);
+    command
+}
+
+/// Runs a forge command built like [`forge_command`] (forge's `--timeout` is `timeout`).
+pub fn run_command(command: Command, timeout: Duration) -> anyhow::Result<Run> {
     let started = Instant::now();
     let output = run_with_watchdog(command, timeout + WATCHDOG_SLACK)?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();

@@ -46,9 +46,9 @@ enum How {
     Unregistered,
     /// The configured command tool, through `forge-code-agent run`.
     Command,
-    /// The command tool in the user's own home (no private home; issue 27): gemini only, the
-    /// one CLI that takes MCP servers from settings files alone. The user's settings (their
-    /// auth type and an MCP server of their own) must be read and left as they were.
+    /// The command tool in the user's own home (no private home; issues 27, 34), under /tmp,
+    /// as the suite's user and as a non-root one (`mcp_own_home.rs`). The user's config (for
+    /// gemini: their auth type and an MCP server of their own) must be read and left as it was.
     OwnHome,
     /// The run ends early (timeout / cancel / CLI crash): only cleanup is checked.
     Ends {
@@ -186,11 +186,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         std::fs::write(&scenario, scenario_toml(case))?;
         let log = suite.work.join(format!("{}.requests.jsonl", case.name));
         let server = ServerProcess::start(&suite.forge, &scenario.to_string_lossy(), &log)?;
-        let selected: Vec<&'static str> = providers
-            .iter()
-            .copied()
-            .filter(|&p| case.how != How::OwnHome || p == "gemini")
-            .collect();
+        let selected: Vec<&'static str> = providers.to_vec();
         let jobs = selected.len();
         verdicts.extend(pool::run_all("mcp", selected, jobs, |provider| {
             Verdict::run(case.name, provider, |verdict| {
@@ -255,24 +251,25 @@ fn run_case(
     base_url: &str,
 ) -> anyhow::Result<(f64, Vec<String>)> {
     let expect = expect_for(case);
+    if case.how == How::OwnHome {
+        let started = Instant::now();
+        let problems = super::mcp_own_home::run(
+            suite,
+            &expect,
+            provider,
+            base_url,
+            "Use the forge tool as scripted.",
+            COMMAND_TOOL,
+            &|result, workspace| check(case, provider, result, workspace),
+        )?;
+        return Ok((started.elapsed().as_secs_f64(), problems));
+    }
     let dir = prepare(suite, &expect, provider, base_url)?;
     let started = Instant::now();
     let mut problems = Vec::new();
-    let own_home = dir.root.join("user-home");
-    let user_settings = own_home.join(".gemini/settings.json");
-    if case.how == How::OwnHome {
-        std::fs::create_dir_all(own_home.join(".gemini"))?;
-        std::fs::write(&user_settings, USER_GEMINI_SETTINGS)?;
-    }
-    let (result, ports_left) = if matches!(case.how, How::Command | How::OwnHome) {
+    let (result, ports_left) = if case.how == How::Command {
         let toml = dir.workspace.join("forge.toml");
         let mut text = std::fs::read_to_string(&toml)?;
-        if case.how == How::OwnHome {
-            // No private home: the CLI's env names the user's own (it ends the file's
-            // `[providers.gemini.env]` table).
-            text = text.replace("isolate_home = true", "isolate_home = false");
-            text.push_str(&format!("HOME = {:?}\n", own_home.display().to_string()));
-        }
         text.push_str(COMMAND_TOOL);
         std::fs::write(&toml, text)?;
         let run = run_forge(
@@ -339,45 +336,7 @@ fn run_case(
         problems.push(format!("tool server still listening on {ports_left:?}"));
     }
     problems.extend(check(case, provider, &result, &dir.workspace));
-    if case.how == How::OwnHome {
-        problems.extend(check_own_home(&user_settings, &dir.workspace));
-    }
     Ok((started.elapsed().as_secs_f64(), problems))
-}
-
-/// The user's gemini settings in the `mcp_own_home` case: their auth type and a server of
-/// their own, which must keep working beside forge's.
-const USER_GEMINI_SETTINGS: &str = r#"{
-  "security": {"auth": {"selectedType": "gemini-api-key"}},
-  "privacy": {"usageStatisticsEnabled": false},
-  "mcpServers": {"mine": {"command": "true", "trust": false}}
-}
-"#;
-
-/// The user's settings untouched; forge's settings in the run's system settings file, the
-/// user's server not among them (gemini merges the two), no private home made.
-fn check_own_home(user_settings: &Path, workspace: &Path) -> Vec<String> {
-    let mut problems = Vec::new();
-    if std::fs::read_to_string(user_settings).ok().as_deref() != Some(USER_GEMINI_SETTINGS) {
-        problems.push("the user's ~/.gemini/settings.json was changed".into());
-    }
-    let runs = super::case_run::run_dirs(workspace);
-    let Some(run) = runs.last() else {
-        problems.push("no run bundle".into());
-        return problems;
-    };
-    match std::fs::read_to_string(run.join("gemini-system-settings.json")) {
-        Ok(text) => {
-            if !text.contains("\"forge\"") || text.contains("\"mine\"") {
-                problems.push(format!("the run's system settings: {text}"));
-            }
-        }
-        Err(e) => problems.push(format!("no gemini-system-settings.json in the bundle: {e}")),
-    }
-    if run.join("home").exists() {
-        problems.push("a private home was made".into());
-    }
-    problems
 }
 
 fn check(case: &Case, provider: &str, result: &Value, workspace: &Path) -> Vec<String> {

@@ -33,6 +33,7 @@ fn view(inv: &Invocation) -> serde_json::Value {
             "path": f.path,
             "source": match &f.source {
                 FileSource::CopyOf(p) => json!({"copy_of": p}),
+                FileSource::SymlinkTo(p) => json!({"link_to": p}),
                 FileSource::Contents(c) => json!({"contents": String::from_utf8_lossy(c)}),
             },
         })).collect::<Vec<_>>(),

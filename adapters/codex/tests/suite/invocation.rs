@@ -57,6 +57,7 @@ fn view(inv: &Invocation) -> View {
                         "copy of <USER_CODEX_HOME>/{}",
                         p.file_name().unwrap().to_string_lossy()
                     ),
+                    FileSource::SymlinkTo(p) => format!("link to {}", p.display()),
                 };
                 (f.path.display().to_string(), source)
             })

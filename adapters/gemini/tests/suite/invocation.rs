@@ -30,6 +30,7 @@ fn view(inv: &Invocation) -> Value {
                 "contents": serde_json::from_slice::<Value>(bytes).unwrap(),
             }),
             FileSource::CopyOf(from) => json!({"path": f.path, "copy_of": from}),
+            FileSource::SymlinkTo(to) => json!({"path": f.path, "link_to": to}),
         })
         .collect();
     json!({

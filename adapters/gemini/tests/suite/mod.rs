@@ -1,8 +1,8 @@
 mod detect;
 mod fixtures;
+mod home_view;
 mod invocation;
 mod json_mode;
 mod props;
 mod robustness;
 mod support;
-mod system_settings;

@@ -58,7 +58,15 @@ async fn the_child_runs_in_cwd_after_the_prepared_files_are_written() {
             path: home.join("skipped"),
             source: FileSource::CopyOf(dir.path().join("missing")),
         },
+        PreparedFile {
+            path: home.join("shared"),
+            source: FileSource::SymlinkTo(dir.path().join("shared-dir")),
+        },
     ];
+    std::fs::create_dir(dir.path().join("shared-dir")).unwrap();
+    // A stale file where the link goes is replaced, not written through.
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("shared"), "stale").unwrap();
     let report = first_json(invocation).await;
     let cwd = Path::new(report["cwd"].as_str().unwrap())
         .canonicalize()
@@ -73,6 +81,10 @@ async fn the_child_runs_in_cwd_after_the_prepared_files_are_written() {
         "model = 'fake'"
     );
     assert!(!home.join("skipped").exists());
+    assert_eq!(
+        std::fs::read_link(home.join("shared")).unwrap(),
+        dir.path().join("shared-dir")
+    );
 }
 
 #[tokio::test]
