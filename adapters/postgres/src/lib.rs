@@ -19,6 +19,7 @@ mod listen;
 mod migrate;
 mod queue;
 mod rows;
+mod shares;
 
 pub use connect::{display_url, is_postgres_url};
 pub use migrate::{MIGRATIONS, Migration};
