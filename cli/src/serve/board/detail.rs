@@ -75,6 +75,7 @@ fn cycles(report: &Value) -> Vec<Value> {
 /// The detail of a task: its card, the timeline, and what its report says.
 pub fn detail(
     card: &Card,
+    prompt: &str,
     report: Option<&Value>,
     stages: Vec<Value>,
     approval: Option<Value>,
@@ -89,7 +90,7 @@ pub fn detail(
     };
     json!({
         "card": card,
-        "prompt": report.and_then(|r| r.get("task")).cloned(),
+        "prompt": prompt,
         "stages": stages,
         "cycles": report.map(cycles).unwrap_or_default(),
         "tests": field("tests"),

@@ -146,7 +146,7 @@ pub async fn board(
     };
     let (records, problems) = local::tasks(state.roots.dirs()).await;
     cards.extend(records.iter().map(|(record, _)| local_card(record)));
-    cards.sort_by(|a, b| b.submitted_at_ms.cmp(&a.submitted_at_ms));
+    cards.sort_by_key(|c| std::cmp::Reverse(c.submitted_at_ms));
     let facet = |pick: fn(&Card) -> Option<&str>| {
         let mut values: Vec<&str> = cards.iter().filter_map(pick).collect();
         values.sort_unstable();
@@ -245,7 +245,12 @@ async fn task_detail(state: &Shared, id: &TaskId) -> Result<Value, ApiError> {
             .and_then(|r| r.pointer("/delivery/pushed"))
             .and_then(Value::as_bool)
             == Some(true);
-        let (text, note) = if commit.is_some() && !pushed {
+        let (text, note) = if !task.state.is_final() {
+            (
+                None,
+                Some("the task has not ended: its change is still being made".into()),
+            )
+        } else if commit.is_some() && !pushed {
             (
                 None,
                 Some(format!(
@@ -260,6 +265,7 @@ async fn task_detail(state: &Shared, id: &TaskId) -> Result<Value, ApiError> {
         let stages = detail::stages(&events, task.finished_at_ms);
         return Ok(detail::detail(
             &card,
+            &task.prompt,
             report,
             stages,
             approval.as_ref().map(approval_json),
@@ -295,8 +301,15 @@ async fn task_detail(state: &Shared, id: &TaskId) -> Result<Value, ApiError> {
         None => (None, Some("no change recorded".into())),
     };
     let files = diff::files(Some(&record.report), text.as_deref());
+    let prompt = record
+        .report
+        .get("task")
+        .and_then(Value::as_str)
+        .unwrap_or(&record.title)
+        .to_owned();
     Ok(detail::detail(
         &card,
+        &prompt,
         Some(&record.report),
         Vec::new(),
         approval,

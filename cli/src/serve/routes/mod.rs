@@ -3,6 +3,8 @@
 mod approvals;
 mod board;
 mod board_events;
+#[cfg(test)]
+mod board_tests;
 mod chat;
 mod events;
 mod health;
