@@ -82,6 +82,8 @@ async fn with_token(client: &Client, base: &str, token: Option<&str>) -> anyhow:
             vec![json!(token)],
         )
         .await?;
+    // The page reads the token when it loads.
+    client.refresh().await?;
     Ok(())
 }
 
@@ -95,6 +97,7 @@ async fn flow(
 ) -> anyhow::Result<()> {
     with_token(client, base, Some(TOKEN)).await?;
     client.goto(&format!("{base}/#board")).await?;
+    client.refresh().await?;
     until(
         client,
         "the board live",

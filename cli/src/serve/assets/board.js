@@ -1,7 +1,8 @@
 "use strict";
 // The board (every task of the queue and of the local stores, as cards in columns, live
 // over Server-Sent Events) and a task's page (/task/ID, or /share/TOKEN without the
-// server's token). Uses `headers`, `el` and `readEvents` of app.js.
+// server's token). Uses `$`, `headers`, `el`, `summary` and `readEvents` of app.js; its own
+// top-level names must not be app.js's (one global scope).
 
 const COLUMNS = ["queued", "running", "held", "delivered", "failed"];
 // `history` ("id column" per change seen live) and `latencies` (ms from an event's storing
@@ -13,6 +14,7 @@ const taskPath = location.pathname.startsWith("/task/") ? decodeURIComponent(loc
 function money(v) { return v == null ? "-" : "$" + Number(v).toFixed(v < 1 ? 4 : 2); }
 function duration(ms) {
   if (ms == null) return "-";
+  if (ms < 1000) return Math.round(ms) + "ms";
   const s = Math.round(ms / 1000);
   if (s < 60) return s + "s";
   if (s < 3600) return Math.floor(s / 60) + "m" + String(s % 60).padStart(2, "0");
@@ -95,6 +97,11 @@ function counts() {
   }
 }
 
+function same(a, b) {
+  const plain = (c) => JSON.stringify(Object.assign({}, c, { elapsed_ms: null, received_at: null }));
+  return plain(a) === plain(b);
+}
+
 // A card new or changed: placed at the top of its column (newest first).
 function upsert(c) {
   board.cards.set(c.task_id, c);
@@ -148,7 +155,7 @@ async function loadBoard() {
   // Read by the e2e bench: the time from the request to cards on the page.
   document.body.dataset.boardMs = String(Math.round(performance.now() - started));
   document.body.dataset.boardCards = String(body.cards.length);
-  follow(body.queue);
+  followBoard(body.queue);
 }
 
 function refreshStatsSoon() {
@@ -160,7 +167,7 @@ function refreshStatsSoon() {
 }
 
 // The board live: each changed card comes as one `card` message.
-async function follow(hasQueue) {
+async function followBoard(hasQueue) {
   if (board.stream) board.stream.abort();
   if (!hasQueue) { $("board-live").textContent = ""; return; }
   const controller = new AbortController();
@@ -173,6 +180,9 @@ async function follow(hasQueue) {
       await readEvents(res, ({ event, data }) => {
         if (event === "card" && data) {
           const c = JSON.parse(data);
+          // The stream's first messages are the cards the page has already drawn.
+          const known = board.cards.get(c.task_id);
+          if (known && same(known, c)) return controller.signal.aborted;
           c.received_at = performance.now();
           upsert(c);
           board.history.push(c.task_id + " " + c.column);
@@ -208,14 +218,14 @@ function svgEl(tag, attrs, text) {
 function bars(title, pairs, format) {
   const box = el("div", "chart");
   box.appendChild(el("h3", "", title));
-  const w = 26, h = 60, max = Math.max(1e-9, ...pairs.map((p) => p[1]));
+  const w = 46, h = 60, max = Math.max(1e-9, ...pairs.map((p) => p[1]));
   const svg = svgEl("svg", { width: Math.max(60, pairs.length * w), height: h + 14, role: "img", "aria-label": title });
   pairs.forEach(([label, value], i) => {
     const bh = Math.max(1, (value / max) * h);
     const rect = svgEl("rect", { x: i * w + 3, y: h - bh, width: w - 6, height: bh, tabindex: 0 });
     rect.appendChild(svgEl("title", {}, label + ": " + format(value)));
     svg.appendChild(rect);
-    svg.appendChild(svgEl("text", { x: i * w + 2, y: h + 11 }, String(label).slice(-5)));
+    svg.appendChild(svgEl("text", { x: i * w + 2, y: h + 11 }, String(label).slice(-8)));
   });
   box.appendChild(svg);
   return box;
@@ -262,7 +272,9 @@ async function submitTask(event) {
   }
   const body = { repo: $("s-repo").value.trim(), prompt: $("s-prompt").value, options };
   const res = await api("/v1/tasks", { method: "POST", body: JSON.stringify(body) });
+  $("s-error").className = "error";
   if (res.status !== 201) { $("s-error").textContent = (res.body && res.body.message) || "HTTP " + res.status; return; }
+  $("s-error").className = "muted";
   localStorage.setItem("forge.s-repo", body.repo);
   $("s-prompt").value = "";
   $("s-error").textContent = "submitted " + res.body.task_id;
@@ -498,6 +510,8 @@ async function openTask(id) {
   renderTask(res.body);
   const taskId = res.body.card.task_id;
   if (res.body.card.source !== "queue") return;
+  // A task that has ended is drawn once: its events only fill the log.
+  const open = res.body.card.column === "queued" || res.body.card.column === "running";
   if (taskStreamCtl) taskStreamCtl.abort();
   const controller = new AbortController();
   taskStreamCtl = controller;
@@ -523,12 +537,13 @@ async function openTask(id) {
           log.scrollTop = log.scrollHeight;
           document.body.dataset.lastEvent = String(lastId);
         }
-        if (kind === "stage" || kind === "finished" || kind === "claimed") refreshTaskSoon(detailUrl);
+        if (open && (kind === "stage" || kind === "finished" || kind === "claimed")) refreshTaskSoon(detailUrl);
         return false;
       });
       if (ended) {
+        clearTimeout(taskRefresh);
         $("t-live").textContent = "ended";
-        const again = await api(detailUrl);
+        const again = open ? await api(detailUrl) : { ok: false };
         if (again.ok) {
           const log = $("t-events");
           const kept = log ? [...log.childNodes] : [];
@@ -580,4 +595,6 @@ function openBoard() {
 }
 
 window.addEventListener("hashchange", showView);
+// A token typed in: the view asks again with it.
+$("token").addEventListener("change", () => { if (location.hash === "#board" || taskPath || share) showView(); });
 showView();

@@ -15,7 +15,6 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use forge_domain::ForgeError;
 use forge_domain::delivery::ApprovalId;
-use forge_domain::queue::QueuedTask;
 use forge_domain::queue_approval::QueueApproval;
 use forge_domain::share::ShareLink;
 use forge_domain::task::TaskId;
@@ -95,8 +94,20 @@ pub struct BoardQuery {
     pub limit: Option<u32>,
 }
 
-/// The queue's cards: its newest `limit` tasks, the running ones with their last stage.
-pub(super) async fn queue_cards(queue: &dyn TaskQueue, limit: u32) -> Result<Vec<Card>, ApiError> {
+/// What a reader knows of a running task's events: the last seq read and its last stage.
+pub(super) type StageCache = HashMap<String, (u64, Option<Value>)>;
+
+/// How many running tasks' events are read at once.
+const READ_AT_ONCE: usize = 16;
+
+/// The queue's cards: its newest `limit` tasks, the running ones with their last stage
+/// (read after what `stages` already holds, several at once, and remembered there).
+pub(super) async fn queue_cards(
+    queue: &dyn TaskQueue,
+    limit: u32,
+    stages: &mut StageCache,
+) -> Result<Vec<Card>, ApiError> {
+    use futures::StreamExt;
     let tasks = queue.tasks(limit).await.map_err(queue_error)?;
     let approvals: HashMap<String, QueueApproval> = queue
         .approvals(true)
@@ -105,31 +116,43 @@ pub(super) async fn queue_cards(queue: &dyn TaskQueue, limit: u32) -> Result<Vec
         .into_iter()
         .map(|a| (a.task_id.as_str().to_owned(), a))
         .collect();
-    let now = now_ms();
-    let mut cards = Vec::with_capacity(tasks.len());
-    for task in &tasks {
-        let stage = if task.state.is_final() {
-            None
-        } else {
-            last_stage(queue, task).await?
-        };
-        cards.push(queue_card(
-            task,
-            approvals.get(task.task_id.as_str()),
-            stage.as_ref(),
-            now,
-        ));
+    let running: Vec<(TaskId, u64, Option<Value>)> = tasks
+        .iter()
+        .filter(|t| !t.state.is_final())
+        .map(|t| {
+            let (after, stage) = stages.get(t.task_id.as_str()).cloned().unwrap_or((0, None));
+            (t.task_id.clone(), after, stage)
+        })
+        .collect();
+    let read: Vec<Result<(TaskId, u64, Option<Value>), ApiError>> = futures::stream::iter(running)
+        .map(|(id, after, stage)| async move {
+            let events = queue.events(&id, after).await.map_err(queue_error)?;
+            let last = events.last().map_or(after, |e| e.seq);
+            let newest = events
+                .into_iter()
+                .rev()
+                .find(|e| e.kind == "stage")
+                .map(|e| e.data);
+            Ok((id, last, newest.or(stage)))
+        })
+        .buffered(READ_AT_ONCE)
+        .collect()
+        .await;
+    for read in read {
+        let (id, last, stage) = read?;
+        stages.insert(id.as_str().to_owned(), (last, stage));
     }
-    Ok(cards)
-}
-
-async fn last_stage(queue: &dyn TaskQueue, task: &QueuedTask) -> Result<Option<Value>, ApiError> {
-    let events = queue.events(&task.task_id, 0).await.map_err(queue_error)?;
-    Ok(events
-        .into_iter()
-        .rev()
-        .find(|e| e.kind == "stage")
-        .map(|e| e.data))
+    let now = now_ms();
+    Ok(tasks
+        .iter()
+        .map(|task| {
+            let stage = stages
+                .get(task.task_id.as_str())
+                .filter(|_| !task.state.is_final())
+                .and_then(|(_, s)| s.as_ref());
+            queue_card(task, approvals.get(task.task_id.as_str()), stage, now)
+        })
+        .collect())
 }
 
 /// `GET /v1/board?repo=&provider=&worker=&limit=`: every task as a card (the queue's and
@@ -141,7 +164,7 @@ pub async fn board(
 ) -> Result<Json<Value>, ApiError> {
     let limit = query.limit.unwrap_or(1_000).min(MAX_CARDS);
     let mut cards = match &state.queue {
-        Some(queue) => queue_cards(&**queue, limit).await?,
+        Some(queue) => queue_cards(&**queue, limit, &mut StageCache::new()).await?,
         None => Vec::new(),
     };
     let (records, problems) = local::tasks(state.roots.dirs()).await;

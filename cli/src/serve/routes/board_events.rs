@@ -17,14 +17,14 @@ use futures::Stream;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::board::queue_cards;
+use super::board::{StageCache, queue_cards};
 use super::events::KEEP_ALIVE;
 use crate::serve::board::card::{Card, Filter};
 use crate::serve::error::ApiError;
 use crate::serve::state::{Shared, StreamGuard};
 
 /// How often the stream looks at the queue.
-pub const TICK_MS: u64 = 100;
+pub const TICK_MS: u64 = 150;
 
 #[derive(Debug, Deserialize)]
 pub struct BoardEventsQuery {
@@ -38,6 +38,7 @@ struct Watch {
     filter: Filter,
     limit: u32,
     sent: HashMap<String, Card>,
+    stages: StageCache,
     pending: Vec<Event>,
     first: bool,
     _guard: StreamGuard,
@@ -54,7 +55,7 @@ impl Watch {
             }
             self.first = false;
             let queue = self.state.queue.clone()?;
-            match queue_cards(&*queue, self.limit).await {
+            match queue_cards(&*queue, self.limit, &mut self.stages).await {
                 Ok(cards) => {
                     // Oldest first out of `pending` (it is popped from the end).
                     for card in cards.into_iter().filter(|c| self.filter.keeps(c)) {
@@ -95,6 +96,7 @@ pub async fn board_events(
         filter: query.filter,
         limit: query.limit.unwrap_or(1_000).min(5_000),
         sent: HashMap::new(),
+        stages: StageCache::new(),
         pending: Vec::new(),
         first: true,
         _guard: state.http.stream_opened(),
