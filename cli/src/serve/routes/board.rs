@@ -97,6 +97,9 @@ pub struct BoardQuery {
 /// What a reader knows of a running task's events: the last seq read and its last stage.
 pub(super) type StageCache = HashMap<String, (u64, Option<Value>)>;
 
+/// A running task, the last seq read of its events and its last stage.
+type Running = (TaskId, u64, Option<Value>);
+
 /// How many running tasks' events are read at once.
 const READ_AT_ONCE: usize = 16;
 
@@ -116,7 +119,7 @@ pub(super) async fn queue_cards(
         .into_iter()
         .map(|a| (a.task_id.as_str().to_owned(), a))
         .collect();
-    let running: Vec<(TaskId, u64, Option<Value>)> = tasks
+    let running: Vec<Running> = tasks
         .iter()
         .filter(|t| !t.state.is_final())
         .map(|t| {
@@ -124,7 +127,7 @@ pub(super) async fn queue_cards(
             (t.task_id.clone(), after, stage)
         })
         .collect();
-    let read: Vec<Result<(TaskId, u64, Option<Value>), ApiError>> = futures::stream::iter(running)
+    let read: Vec<Result<Running, ApiError>> = futures::stream::iter(running)
         .map(|(id, after, stage)| async move {
             let events = queue.events(&id, after).await.map_err(queue_error)?;
             let last = events.last().map_or(after, |e| e.seq);
