@@ -21,6 +21,8 @@ const TOKEN: &str = "s3cret";
 struct Server {
     base: String,
     queue: Arc<SqliteStore>,
+    /// The server's one root.
+    root: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -30,7 +32,7 @@ async fn start() -> Server {
     std::fs::create_dir(&root).unwrap();
     let queue = Arc::new(SqliteStore::open(dir.path().join("queue.db")).unwrap());
     let state = build_state(
-        Roots::new(&[root]).unwrap(),
+        Roots::new(std::slice::from_ref(&root)).unwrap(),
         Some(TOKEN.into()),
         None,
         Some((queue.clone(), queue.clone())),
@@ -43,6 +45,7 @@ async fn start() -> Server {
     Server {
         base,
         queue,
+        root,
         _dir: dir,
     }
 }
@@ -457,4 +460,47 @@ fn local_stores_are_found_in_the_roots_and_their_children() {
         .collect();
     // Two levels down is not looked into.
     assert_eq!(found, [root.clone(), root.join("app")]);
+}
+
+#[tokio::test]
+async fn a_task_run_locally_is_on_the_board_beside_the_queues() {
+    use forge_domain::delivery::TaskRecord;
+    use forge_domain::task::TaskStatus;
+    use forge_ports::TaskStore;
+
+    let server = start().await;
+    five(&server.queue).await;
+    let repo = server.root.join("app");
+    std::fs::create_dir_all(repo.join(".forgecode")).unwrap();
+    let store = SqliteStore::open(repo.join(".forgecode/forge.db")).unwrap();
+    let record = TaskRecord {
+        task_id: TaskId::new("t-local").unwrap(),
+        status: TaskStatus::PendingApproval,
+        title: "Fix the add test".into(),
+        repo: repo.display().to_string(),
+        branch: "forge/t-local".into(),
+        worktree: None,
+        risk_score: 7,
+        created_at_ms: 1,
+        updated_at_ms: 4_001,
+        report: report(
+            "t-local",
+            "pending_approval",
+            json!({"decision": "pending_approval",
+            "branch": "forge/t-local", "commit": null, "pushed": false,
+            "approval_id": "ap-t-local", "notifications": []}),
+        ),
+    };
+    TaskStore::save_task(&store, &record, &[]).await.unwrap();
+    let (_, board) = get(&server, "/v1/board").await;
+    let cards = board["cards"].as_array().unwrap();
+    assert_eq!(cards.len(), 6, "{board}");
+    let local = cards.iter().find(|c| c["task_id"] == "t-local").unwrap();
+    let mut local = local.clone();
+    local["repo"] = json!("[repo]");
+    insta::assert_json_snapshot!("local_card", local);
+    let (status, detail) = get(&server, "/v1/board/tasks/t-local").await;
+    assert_eq!(status, 200, "{detail}");
+    assert_eq!(detail["card"]["source"], "local");
+    assert_eq!(detail["risk"]["score"], 7);
 }
