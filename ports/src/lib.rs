@@ -17,6 +17,7 @@ pub mod process;
 pub mod provider;
 pub mod queue;
 pub mod session;
+pub mod share;
 pub mod sink;
 pub mod store;
 pub mod tool_host;
@@ -42,6 +43,7 @@ pub use provider::{
 };
 pub use queue::TaskQueue;
 pub use session::{AgentSession, LaterStep, SessionServices, SessionStep, StdinWriter};
+pub use share::ShareLinks;
 pub use sink::{EventSink, RunSink};
 pub use store::{DecideOutcome, TaskStore};
 pub use tool_host::{

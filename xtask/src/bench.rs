@@ -43,6 +43,10 @@ pub struct BenchArgs {
     /// cargo's registry)
     #[arg(long, value_name = "PATH", requires = "warm")]
     pub warm_repo: Option<std::path::PathBuf>,
+    /// Only the board's benchmark in Chromium: 1 000 tasks on the board (navigation → every
+    /// card) and event → task page latency p50
+    #[arg(long)]
+    pub board: bool,
     /// Only the task queue's benchmark on PostgreSQL: 200 tasks of 1 s drained by 1 vs 4
     /// workers, queue overhead and wake-up p50
     #[arg(long)]
@@ -75,6 +79,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     }
     if args.queue {
         return crate::bench_queue::run(args.quick);
+    }
+    if args.board {
+        let suite = e2e::setup(&root, false, "bench-board", !args.debug)?;
+        return crate::bench_board::run(&suite);
     }
     if args.serve {
         let suite = e2e::setup(&root, true, "bench-serve", !args.debug)?;

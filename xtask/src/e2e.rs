@@ -42,7 +42,8 @@ mod server;
 mod summary;
 pub mod task;
 pub mod warm;
-mod web;
+pub mod web;
+mod web_board;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -124,7 +125,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "web",
-        about: "the web page in headless Chromium: stream, cancel, reload; serve --queue's task stream (claude)",
+        about: "the web page in headless Chromium: stream, cancel, reload; serve --queue's task stream; the board: submit, live cards, task page, approvals, share links (claude)",
         scenarios: Vec::new,
         run: web::run,
     },

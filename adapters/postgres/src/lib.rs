@@ -20,6 +20,7 @@ mod migrate;
 mod password;
 mod queue;
 mod rows;
+mod shares;
 mod tls;
 
 pub use connect::{display_url, is_postgres_url};

@@ -36,6 +36,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "004_queue_approvals",
         sql: include_str!("../migrations/004_queue_approvals.sql"),
     },
+    Migration {
+        version: 5,
+        name: "005_share_links",
+        sql: include_str!("../migrations/005_share_links.sql"),
+    },
 ];
 
 /// Any number fixed for forge: workers connecting at once take turns applying migrations.

@@ -13,6 +13,7 @@ mod open;
 mod queue;
 mod queue_approvals;
 mod rows;
+mod shares;
 mod store;
 
 pub use location::{DEFAULT_FILE, resolve_location};

@@ -43,6 +43,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "005_queue_approvals",
         sql: include_str!("../migrations/005_queue_approvals.sql"),
     },
+    Migration {
+        version: 6,
+        name: "006_share_links",
+        sql: include_str!("../migrations/006_share_links.sql"),
+    },
 ];
 
 /// Applies the migrations `conn` has not seen. Each runs in an IMMEDIATE transaction that

@@ -14,4 +14,5 @@ pub mod procs;
 pub mod props;
 pub mod queue_contract;
 pub mod reorder;
+pub mod share_contract;
 pub mod tcp_proxy;

@@ -4,7 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use forge_app::Runtime;
+use forge_app::config::EffectiveConfig;
+use forge_app::{ProviderRegistry, Runtime};
 use forge_ports::{Detection, EnvSnapshot};
 use serde::Serialize;
 
@@ -46,34 +47,9 @@ pub async fn run(args: DoctorArgs) -> Result<u8, Failure> {
     let chosen = config.default_provider.value.clone();
     let names = match &args.provider {
         Some(_) => vec![chosen.clone()],
-        // The registered providers, and those configured by kind (`kind = "acp"`).
-        None => {
-            let mut names = compose::provider_names(&registry);
-            names.extend(
-                config
-                    .providers
-                    .iter()
-                    .filter(|(_, p)| p.kind.is_some())
-                    .map(|(name, _)| name.clone()),
-            );
-            names
-        }
+        None => provider_names(&config, &registry),
     };
-    let env: EnvSnapshot = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
-        .collect();
-    let mut providers = Vec::new();
-    for name in &names {
-        let settings = config.settings(name);
-        // The environment a run gets: the shell's, with the provider's `env` over it.
-        let mut run_env = env.clone();
-        run_env.extend(settings.env.clone());
-        let provider = compose::build_provider(&registry, name, settings)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
-        let mut detection = provider.detect(runtime.runner.as_ref(), &run_env).await;
-        name.clone_into(&mut detection.provider);
-        providers.push(detection);
-    }
+    let providers = detect(&config, &registry, &runtime, &names).await?;
     let usable = providers
         .iter()
         .find(|d| d.provider == chosen)
@@ -93,6 +69,48 @@ pub async fn run(args: DoctorArgs) -> Result<u8, Failure> {
         print_human(&mut out, style, &report)?;
     }
     Ok(if report.usable { 0 } else { 1 })
+}
+
+/// The providers `doctor` looks at: the registered ones, and those configured by kind
+/// (`kind = "acp"`).
+pub fn provider_names(config: &EffectiveConfig, registry: &ProviderRegistry) -> Vec<String> {
+    let mut names = compose::provider_names(registry);
+    names.extend(
+        config
+            .providers
+            .iter()
+            .filter(|(_, p)| p.kind.is_some())
+            .map(|(name, _)| name.clone()),
+    );
+    names
+}
+
+/// What `doctor` says of each of `names`: found, version, authenticated, hints.
+///
+/// # Errors
+/// A usage failure when a provider cannot be built from its settings.
+pub async fn detect(
+    config: &EffectiveConfig,
+    registry: &ProviderRegistry,
+    runtime: &Runtime,
+    names: &[String],
+) -> Result<Vec<Detection>, Failure> {
+    let env: EnvSnapshot = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+        .collect();
+    let mut providers = Vec::new();
+    for name in names {
+        let settings = config.settings(name);
+        // The environment a run gets: the shell's, with the provider's `env` over it.
+        let mut run_env = env.clone();
+        run_env.extend(settings.env.clone());
+        let provider = compose::build_provider(registry, name, settings)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        let mut detection = provider.detect(runtime.runner.as_ref(), &run_env).await;
+        name.clone_into(&mut detection.provider);
+        providers.push(detection);
+    }
+    Ok(providers)
 }
 
 async fn project_checks(runtime: &Runtime, workdir: &Path) -> Vec<Check> {

@@ -7,7 +7,7 @@ mod completions;
 mod config_show;
 pub(crate) mod delivery;
 pub(crate) mod demo;
-mod doctor;
+pub(crate) mod doctor;
 mod events;
 pub(crate) mod fake_model;
 pub(crate) mod queue;

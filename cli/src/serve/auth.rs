@@ -10,9 +10,16 @@ use subtle::ConstantTimeEq;
 use super::error::ApiError;
 use super::state::Shared;
 
-/// Paths anyone may read: the web page (it asks for the token itself) and the health check.
+/// Paths anyone may read: the web page (it asks for the token itself, also at a task's
+/// or a share link's URL), the health check, and what a share link opens (its handler
+/// checks the link's own secret).
 pub fn is_public(path: &str) -> bool {
-    path == "/" || path == "/health" || path.starts_with("/assets/")
+    path == "/"
+        || path == "/health"
+        || path.starts_with("/assets/")
+        || path.starts_with("/task/")
+        || path.starts_with("/share/")
+        || path.starts_with("/v1/shared/")
 }
 
 /// Whether `headers` carry `Bearer <token>`.
@@ -83,6 +90,16 @@ mod tests {
             ("/api/chat", false),
             ("/healthz", false),
             ("/index.html", false),
+            ("/task/q-1", true),
+            ("/share/sh-1.abc", true),
+            ("/v1/shared/sh-1.abc", true),
+            ("/v1/shared/sh-1.abc/events", true),
+            ("/v1/board", false),
+            ("/v1/board/tasks/q-1", false),
+            ("/v1/board/tasks/q-1/shares", false),
+            ("/v1/shares/sh-1", false),
+            ("/v1/providers", false),
+            ("/v1/sharedx", false),
         ] {
             assert_eq!(is_public(path), public, "{path}");
         }

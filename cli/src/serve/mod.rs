@@ -7,6 +7,7 @@
 //! in).
 
 mod auth;
+mod board;
 mod error;
 pub(crate) mod live;
 mod paths;
@@ -77,7 +78,7 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         None => None,
     };
     let queue = match crate::cmd::queue::queue_url(args.queue.as_deref())? {
-        Some(url) => Some(crate::cmd::queue::open(&url).await?),
+        Some(url) => Some(crate::cmd::queue::open_with_shares(&url).await?),
         None => None,
     };
     let state = build_state(roots, token, sink, queue);
@@ -101,8 +102,12 @@ pub fn build_state(
     roots: Roots,
     token: Option<String>,
     sink: Option<Arc<HttpEventSink>>,
-    queue: Option<Arc<dyn forge_ports::TaskQueue>>,
+    queue: Option<(
+        Arc<dyn forge_ports::TaskQueue>,
+        Arc<dyn forge_ports::ShareLinks>,
+    )>,
 ) -> Shared {
+    let (queue, shares) = queue.unzip();
     let metrics = Arc::new(PrometheusMetrics::new());
     let mut runtime = compose::runtime();
     runtime.metrics = Arc::clone(&metrics) as Arc<dyn forge_ports::Metrics>;
@@ -115,6 +120,7 @@ pub fn build_state(
         http: Arc::new(HttpStats::default()),
         sink,
         queue,
+        shares,
     })
 }
 

@@ -26,6 +26,8 @@ pub struct ServerState {
     /// `serve --queue`: the task queue whose tasks `/v1/tasks` shows, whichever worker runs
     /// them.
     pub queue: Option<Arc<dyn forge_ports::TaskQueue>>,
+    /// The share links kept in the queue's database (the board's read-only links).
+    pub shares: Option<Arc<dyn forge_ports::ShareLinks>>,
 }
 
 /// Counters of the HTTP side, for `/metrics`.

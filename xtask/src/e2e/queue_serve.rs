@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::Ctx;
 use super::case_run::Suite;
-use super::queue::{QueueCase, Worker, forge, per_provider, prepare_case};
+use super::queue::{QueueCase, Worker, forge, per_provider, prepare_case, prepare_case_of};
 use super::summary::Verdict;
 
 const CASE: &str = "queue_serve_events";
@@ -101,7 +101,23 @@ pub(super) fn start_front(
     group: &str,
     provider: &str,
 ) -> anyhow::Result<Front> {
-    let case = prepare_case(suite, root, group, provider)?;
+    start_front_of(suite, root, group, provider, None, None)
+}
+
+/// As [`start_front`], the fake model playing `scenario` (of `delivery_scenarios`) when
+/// given, and `serve` requiring `token` when given.
+pub(super) fn start_front_of(
+    suite: &Suite,
+    root: &Path,
+    group: &str,
+    provider: &str,
+    scenario: Option<&str>,
+    token: Option<&str>,
+) -> anyhow::Result<Front> {
+    let case = match scenario {
+        Some(scenario) => prepare_case_of(suite, root, group, provider, scenario)?,
+        None => prepare_case(suite, root, group, provider)?,
+    };
     let (dir, env) = (&case.dir, &case.env);
     let repo = format!("file://{}", dir.join("remote.git").display());
     let db = FreshDb::create_blocking();
@@ -123,12 +139,15 @@ pub(super) fn start_front(
     let front = dir.join("front");
     std::fs::create_dir_all(&front)?;
     std::fs::write(front.join("forge-config.toml"), "")?;
+    let mut command = forge(suite, &front, env);
+    command.args(["serve", "--addr", "127.0.0.1:0", "--queue", &db.url]);
+    // The repository (a file:// URL) lies inside the roots: the API takes no other.
+    command.arg("--root").arg(dir);
+    if let Some(token) = token {
+        command.args(["--token", token]);
+    }
     let mut serve = Worker(
-        forge(suite, &front, env)
-            .args(["serve", "--addr", "127.0.0.1:0", "--queue", &db.url])
-            // The repository (a file:// URL) lies inside the roots: the API takes no other.
-            .arg("--root")
-            .arg(dir)
+        command
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

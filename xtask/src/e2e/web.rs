@@ -5,7 +5,8 @@
 //! mid-run and see the stream resume. Screenshots go to `target/e2e/work/web/`. And the
 //! page of `serve --queue` (the `queue_serve` setup: PostgreSQL, a worker process, claude):
 //! a submitted task is listed, and a click streams its stages and its agent's events to the
-//! task's end.
+//! task's end. And the board (`web_board.rs`): submit from the page, the card moving
+//! live, the task page, an approval decided once across browsers, a share link.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -24,7 +25,7 @@ use super::{Ctx, ServerProcess, Suite, say};
 const PROVIDER: &str = "claude";
 
 /// chromedriver on a free port; killed when dropped.
-struct Driver {
+pub struct Driver {
     child: Child,
     port: u16,
 }
@@ -82,7 +83,7 @@ fn which_in_path(bin: &str) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(bin).is_file()))
 }
 
-fn start_driver() -> anyhow::Result<Driver> {
+pub fn start_driver() -> anyhow::Result<Driver> {
     let port = free_port()?;
     let child = Command::new("chromedriver")
         .arg(format!("--port={port}"))
@@ -100,7 +101,7 @@ fn start_driver() -> anyhow::Result<Driver> {
     Ok(driver)
 }
 
-async fn browser(driver: &Driver) -> anyhow::Result<Client> {
+pub async fn browser(driver: &Driver) -> anyhow::Result<Client> {
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
@@ -130,7 +131,13 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         seconds: started.elapsed().as_secs_f64(),
         ..Verdict::of("queue_page", PROVIDER, outcome)
     };
-    Ok(vec![page, queue])
+    let started = Instant::now();
+    let outcome = super::web_board::board_page(&ctx.suite, &ctx.root, PROVIDER);
+    let board = Verdict {
+        seconds: started.elapsed().as_secs_f64(),
+        ..Verdict::of("board_page", PROVIDER, outcome)
+    };
+    Ok(vec![page, queue, board])
 }
 
 /// `serve --queue`'s page: the task submitted through the API is listed; clicked, its
@@ -407,7 +414,7 @@ async fn wait_until(
     }
 }
 
-async fn set_value(client: &Client, id: &str, value: &str) -> anyhow::Result<()> {
+pub(super) async fn set_value(client: &Client, id: &str, value: &str) -> anyhow::Result<()> {
     client
         .execute(
             "const e = document.getElementById(arguments[0]); e.value = arguments[1];\
@@ -426,7 +433,7 @@ async fn send(client: &Client, prompt: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn screenshot(client: &Client, path: &Path) -> anyhow::Result<()> {
+pub async fn screenshot(client: &Client, path: &Path) -> anyhow::Result<()> {
     let png = client.screenshot().await?;
     std::fs::write(path, png)?;
     Ok(())

@@ -15,3 +15,11 @@ async fn fresh() -> (Queue, Queue, FreshDb) {
 }
 
 forge_testkit::queue_contract_tests!(fresh);
+
+#[tokio::test]
+async fn share_links_keep_the_contract() {
+    let db = FreshDb::create().await;
+    let a = PgQueue::connect(&db.url).await.unwrap();
+    let b = PgQueue::connect(&db.url).await.unwrap();
+    forge_testkit::share_contract::check(&a, &b).await;
+}

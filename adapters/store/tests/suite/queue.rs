@@ -15,3 +15,12 @@ async fn fresh() -> (Queue, Queue, tempfile::TempDir) {
 }
 
 forge_testkit::queue_contract_tests!(fresh);
+
+#[tokio::test]
+async fn share_links_keep_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("queue.db");
+    let a = SqliteStore::open(&path).unwrap();
+    let b = SqliteStore::open(&path).unwrap();
+    forge_testkit::share_contract::check(&a, &b).await;
+}

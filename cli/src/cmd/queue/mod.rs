@@ -78,6 +78,29 @@ pub async fn open(url: &str) -> Result<Arc<dyn TaskQueue>, Failure> {
     }
 }
 
+/// The queue at `url` and the share links kept beside its tasks (one database, one handle).
+///
+/// # Errors
+/// As [`open`].
+pub async fn open_with_shares(
+    url: &str,
+) -> Result<(Arc<dyn TaskQueue>, Arc<dyn forge_ports::ShareLinks>), Failure> {
+    match parse_url(url)? {
+        QueueUrl::Postgres(url) => {
+            let queue = Arc::new(PgQueue::connect(&url).await.map_err(failure)?);
+            Ok((queue.clone(), queue))
+        }
+        QueueUrl::Sqlite(path) => {
+            let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
+                .await
+                .map_err(|e| Failure::Other(anyhow::anyhow!("opening the queue: {e}")))?
+                .map_err(failure)?;
+            let store = Arc::new(store);
+            Ok((store.clone(), store))
+        }
+    }
+}
+
 /// A queue error as a command failure: a bad request is a usage error (exit 2), an
 /// unreachable or broken queue exit 1.
 pub fn failure(e: ForgeError) -> Failure {

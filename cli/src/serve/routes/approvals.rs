@@ -8,8 +8,10 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use forge_app::delivery::{Delivery, DeliveryError};
 use forge_domain::delivery::{ApprovalId, ApprovalState, Decision};
+use forge_domain::queue_approval::QueueDecision;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -31,6 +33,26 @@ pub struct RepoQuery {
 pub struct RejectBody {
     #[serde(default)]
     pub reason: Option<String>,
+    /// Who decides (the page sends the name its user gave); `serve` when absent.
+    #[serde(default)]
+    pub by: Option<String>,
+}
+
+/// `POST /v1/approvals/{id}/approve` may carry `{push, by}` (the queue's approvals).
+#[derive(Debug, Default, Deserialize)]
+pub struct ApproveBody {
+    /// Push too, even if the task did not ask to.
+    #[serde(default)]
+    pub push: bool,
+    #[serde(default)]
+    pub by: Option<String>,
+}
+
+/// The decider's name: given and not blank, else `serve`.
+fn decider(by: Option<String>) -> String {
+    by.map(|b| b.trim().chars().take(80).collect::<String>())
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| queue_approvals::DECIDER.to_owned())
 }
 
 fn repo(state: &Shared, query: &RepoQuery) -> Result<PathBuf, ApiError> {
@@ -62,7 +84,15 @@ fn approval_id(id: &str) -> Result<ApprovalId, ApiError> {
     ApprovalId::new(id).map_err(|e| ApiError::bad_request(format!("approval id: {e}")))
 }
 
-fn delivery_error(e: DeliveryError) -> ApiError {
+fn delivery_error(e: DeliveryError) -> Response {
+    if let DeliveryError::AlreadyDecided { state, by, .. } = &e {
+        let (state, by) = (state.as_str(), by.clone());
+        return queue_approvals::already_decided(e.to_string(), state, by.as_deref(), None);
+    }
+    delivery_api_error(e).into_response()
+}
+
+fn delivery_api_error(e: DeliveryError) -> ApiError {
     match e {
         DeliveryError::NoSuchApproval(_) | DeliveryError::NoSuchTask(_) => {
             ApiError::not_found(e.to_string())
@@ -102,7 +132,7 @@ pub async fn show(
         return queue_approvals::show(queue, &id).await;
     }
     let delivery = open(&state, &query).await?;
-    let (approval, outcome) = delivery.approval(&id).await.map_err(delivery_error)?;
+    let (approval, outcome) = delivery.approval(&id).await.map_err(delivery_api_error)?;
     let notifications = delivery
         .ports()
         .store
@@ -114,40 +144,63 @@ pub async fn show(
     ))
 }
 
-/// `POST /v1/approvals/{id}/approve?repo=`: commit the held change (409 when decided).
+/// `POST /v1/approvals/{id}/approve?repo=` [{push, by}]: commit the held change (409 with
+/// who decided first when decided).
 pub async fn approve(
     State(state): State<Shared>,
     Path(id): Path<String>,
     Query(query): Query<RepoQuery>,
-) -> Result<Json<Value>, ApiError> {
+    body: Option<Json<ApproveBody>>,
+) -> Result<Response, ApiError> {
     let id = approval_id(&id)?;
+    let body = body.map(|Json(b)| b).unwrap_or_default();
     if let Some(queue) = queue_of(&state, &query) {
-        return queue_approvals::decide(queue, id, Decision::Approve, None).await;
+        let decision = QueueDecision {
+            decision: Decision::Approve,
+            by: decider(body.by),
+            reason: None,
+            push: body.push,
+        };
+        return queue_approvals::decide(queue, id, decision).await;
+    }
+    if body.push {
+        return Err(ApiError::bad_request(
+            "push: approving a local repository's change pushes as its task asked; \
+             `approvals approve --push` there pushes otherwise",
+        ));
     }
     let delivery = open(&state, &query).await?;
-    let approved = delivery.approve(&id).await.map_err(delivery_error)?;
-    Ok(Json(
-        json!({"task": approved.outcome, "base_moved": approved.base_moved}),
-    ))
+    match delivery.approve(&id).await {
+        Ok(approved) => Ok(Json(
+            json!({"task": approved.outcome, "base_moved": approved.base_moved}),
+        )
+        .into_response()),
+        Err(e) => Ok(delivery_error(e)),
+    }
 }
 
-/// `POST /v1/approvals/{id}/reject?repo=` {reason?}: drop the held change (409 when decided).
+/// `POST /v1/approvals/{id}/reject?repo=` {reason?, by?}: drop the held change (409 with
+/// who decided first when decided).
 pub async fn reject(
     State(state): State<Shared>,
     Path(id): Path<String>,
     Query(query): Query<RepoQuery>,
     body: Option<Json<RejectBody>>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<Response, ApiError> {
     let id = approval_id(&id)?;
-    let reason = body.and_then(|Json(b)| b.reason);
+    let body = body.map(|Json(b)| b).unwrap_or_default();
     if let Some(queue) = queue_of(&state, &query) {
-        let decided = queue_approvals::decide(queue, id, Decision::Reject, reason).await?;
-        return Ok((StatusCode::OK, decided));
+        let decision = QueueDecision {
+            decision: Decision::Reject,
+            by: decider(body.by),
+            reason: body.reason,
+            push: false,
+        };
+        return queue_approvals::decide(queue, id, decision).await;
     }
     let delivery = open(&state, &query).await?;
-    let outcome = delivery
-        .reject(&id, reason.as_deref())
-        .await
-        .map_err(delivery_error)?;
-    Ok((StatusCode::OK, Json(json!({"task": outcome}))))
+    match delivery.reject(&id, body.reason.as_deref()).await {
+        Ok(outcome) => Ok((StatusCode::OK, Json(json!({"task": outcome}))).into_response()),
+        Err(e) => Ok(delivery_error(e)),
+    }
 }

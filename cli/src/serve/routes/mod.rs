@@ -1,6 +1,10 @@
 //! The routes, one module per area, and the router that ties them to the middleware.
 
 mod approvals;
+mod board;
+mod board_events;
+#[cfg(test)]
+mod board_tests;
 mod chat;
 mod events;
 mod health;
@@ -12,7 +16,7 @@ mod web;
 
 use axum::Router;
 use axum::middleware::from_fn_with_state;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 
 use super::auth::require_token;
 use super::state::Shared;
@@ -25,6 +29,20 @@ pub fn router(state: Shared) -> Router {
         .route("/", get(web::index))
         .route("/assets/app.js", get(web::script))
         .route("/assets/app.css", get(web::style))
+        .route("/assets/board.js", get(web::board_script))
+        .route("/task/{id}", get(web::index))
+        .route("/share/{token}", get(web::index))
+        .route("/v1/providers", get(board::providers))
+        .route("/v1/board", get(board::board))
+        .route("/v1/board/events", get(board_events::board_events))
+        .route("/v1/board/tasks/{id}", get(board::task))
+        .route(
+            "/v1/board/tasks/{id}/shares",
+            post(board::create_share).get(board::list_shares),
+        )
+        .route("/v1/shares/{share_id}", delete(board::revoke_share))
+        .route("/v1/shared/{token}", get(board::shared))
+        .route("/v1/shared/{token}/events", get(board::shared_events))
         .route("/health", get(health::health))
         .route("/metrics", get(metrics::metrics))
         .route("/openapi.json", get(web::openapi))

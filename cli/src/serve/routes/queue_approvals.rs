@@ -5,8 +5,10 @@
 use std::sync::Arc;
 
 use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use forge_app::delivery::DeliveryError;
-use forge_domain::delivery::{ApprovalId, Decision};
+use forge_domain::delivery::ApprovalId;
 use forge_domain::queue_approval::{Decided, QueueDecision};
 use forge_ports::TaskQueue;
 use serde_json::{Value, json};
@@ -15,8 +17,26 @@ use super::tasks::queue_error;
 use crate::cmd::queue::approvals::approval_json;
 use crate::serve::error::ApiError;
 
-/// Who decides through the API (the audit names it).
-const DECIDER: &str = "serve";
+/// Who decides through the API when the request names no one (the audit names it).
+pub(super) const DECIDER: &str = "serve";
+
+/// A second decision: 409, saying who decided first and how — the page shows it as an
+/// answer, not as an error page.
+pub(super) fn already_decided(
+    message: String,
+    state: &str,
+    by: Option<&str>,
+    at_ms: Option<u64>,
+) -> Response {
+    let body = json!({
+        "error": "already_decided",
+        "message": message,
+        "state": state,
+        "decided_by": by,
+        "decided_at_ms": at_ms,
+    });
+    (StatusCode::CONFLICT, Json(body)).into_response()
+}
 
 pub(super) async fn list(queue: Arc<dyn TaskQueue>, all: bool) -> Result<Json<Value>, ApiError> {
     let approvals = queue.approvals(all).await.map_err(queue_error)?;
@@ -42,30 +62,28 @@ pub(super) async fn show(
 pub(super) async fn decide(
     queue: Arc<dyn TaskQueue>,
     id: ApprovalId,
-    decision: Decision,
-    reason: Option<String>,
-) -> Result<Json<Value>, ApiError> {
-    let decision = QueueDecision {
-        decision,
-        by: DECIDER.to_owned(),
-        reason,
-        push: false,
-    };
+    decision: QueueDecision,
+) -> Result<Response, ApiError> {
     match queue
         .decide_approval(&id, &decision)
         .await
         .map_err(queue_error)?
     {
         None => Err(no_such(&id)),
-        Some(Decided::Already(standing)) => Err(ApiError::conflict(
+        Some(Decided::Already(standing)) => Ok(already_decided(
             DeliveryError::AlreadyDecided {
                 id,
                 state: standing.state,
-                by: standing.decided_by,
+                by: standing.decided_by.clone(),
             }
             .to_string(),
+            standing.state.as_str(),
+            standing.decided_by.as_deref(),
+            standing.decided_at_ms,
         )),
-        Some(Decided::Now(decided)) => Ok(Json(json!({"approval": approval_json(&decided)}))),
+        Some(Decided::Now(decided)) => {
+            Ok(Json(json!({"approval": approval_json(&decided)})).into_response())
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use crate::serve::state::Shared;
 const INDEX: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
 const STYLE: &str = include_str!("../assets/app.css");
+const BOARD: &str = include_str!("../assets/board.js");
 pub const OPENAPI: &str = include_str!("../assets/openapi.json");
 
 pub async fn index() -> Response {
@@ -19,6 +20,10 @@ pub async fn index() -> Response {
 
 pub async fn script() -> Response {
     ([("content-type", "text/javascript; charset=utf-8")], SCRIPT).into_response()
+}
+
+pub async fn board_script() -> Response {
+    ([("content-type", "text/javascript; charset=utf-8")], BOARD).into_response()
 }
 
 pub async fn style() -> Response {

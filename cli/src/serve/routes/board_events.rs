@@ -1,0 +1,110 @@
+//! `GET /v1/board/events`: the board live, as Server-Sent Events — a `card` message each
+//! time a task's card changes (new, moved to another column, a new stage, cost, attempt),
+//! so the page moves cards without polling.
+//!
+//! The queue port wakes readers per task, not per queue, so the stream looks at the
+//! queue's newest tasks every [`TICK_MS`] and sends only the cards that differ from what
+//! it sent before (nothing while nothing changes). Local tasks (`task run`) come with the
+//! page's first `GET /v1/board`; they are final when stored.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::{Query, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures::Stream;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::board::{StageCache, queue_cards};
+use super::events::KEEP_ALIVE;
+use crate::serve::board::card::{Card, Filter};
+use crate::serve::error::ApiError;
+use crate::serve::state::{Shared, StreamGuard};
+
+/// How often the stream looks at the queue.
+pub const TICK_MS: u64 = 150;
+
+#[derive(Debug, Deserialize)]
+pub struct BoardEventsQuery {
+    #[serde(flatten)]
+    pub filter: Filter,
+    pub limit: Option<u32>,
+}
+
+struct Watch {
+    state: Shared,
+    filter: Filter,
+    limit: u32,
+    sent: HashMap<String, Card>,
+    stages: StageCache,
+    pending: Vec<Event>,
+    first: bool,
+    _guard: StreamGuard,
+}
+
+impl Watch {
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(event) = self.pending.pop() {
+                return Some(event);
+            }
+            if !self.first {
+                tokio::time::sleep(Duration::from_millis(TICK_MS)).await;
+            }
+            self.first = false;
+            let queue = self.state.queue.clone()?;
+            match queue_cards(&*queue, self.limit, &mut self.stages).await {
+                Ok(cards) => {
+                    // Oldest first out of `pending` (it is popped from the end).
+                    for card in cards.into_iter().filter(|c| self.filter.keeps(c)) {
+                        // The elapsed time of a running task changes every tick; the page
+                        // counts it on by itself.
+                        let seen = Card {
+                            elapsed_ms: None,
+                            ..card.clone()
+                        };
+                        if self.sent.get(&card.task_id) != Some(&seen) {
+                            let data = serde_json::to_string(&card).unwrap_or_else(|_| "{}".into());
+                            self.pending.push(Event::default().event("card").data(data));
+                            self.sent.insert(card.task_id.clone(), seen);
+                        }
+                    }
+                }
+                Err(e) => {
+                    let data = json!({"error": e.kind, "message": e.message});
+                    self.pending
+                        .push(Event::default().event("error").data(data.to_string()));
+                }
+            }
+        }
+    }
+}
+
+/// `GET /v1/board/events?repo=&provider=&worker=&limit=`.
+pub async fn board_events(
+    State(state): State<Shared>,
+    Query(query): Query<BoardEventsQuery>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    if state.queue.is_none() {
+        return Err(ApiError::not_found(
+            "no task queue: the board is live with serve --queue URL",
+        ));
+    }
+    let watch = Watch {
+        filter: query.filter,
+        limit: query.limit.unwrap_or(1_000).min(5_000),
+        sent: HashMap::new(),
+        stages: StageCache::new(),
+        pending: Vec::new(),
+        first: true,
+        _guard: state.http.stream_opened(),
+        state,
+    };
+    let stream = futures::stream::unfold(watch, |mut watch| async move {
+        let event = watch.next().await?;
+        Some((Ok(event), watch))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
