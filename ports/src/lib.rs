@@ -16,6 +16,7 @@ pub mod notify;
 pub mod process;
 pub mod provider;
 pub mod queue;
+pub mod repomap;
 pub mod session;
 pub mod sink;
 pub mod store;
@@ -41,6 +42,7 @@ pub use provider::{
     ProviderSettings, ResultPieces,
 };
 pub use queue::TaskQueue;
+pub use repomap::{RepoMapper, RepoTags};
 pub use session::{AgentSession, LaterStep, SessionServices, SessionStep, StdinWriter};
 pub use sink::{EventSink, RunSink};
 pub use store::{DecideOutcome, TaskStore};
