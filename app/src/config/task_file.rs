@@ -16,6 +16,7 @@
 //! risk_threshold = 3           # below it a change may be committed without a person
 //! instructions = "Prefer small functions."   # extra rules for the instruction file
 //! worktree_root = ".forgecode/worktrees"     # relative to the repository
+//! context_chars = 3000         # the repository map's size in the instruction file
 //!
 //! [cache]                      # build caches shared by the repository's tasks
 //! enabled = true               # false: every task's validation builds cold
@@ -39,6 +40,7 @@ const TASK_KEYS: &[&str] = &[
     "risk_threshold",
     "instructions",
     "worktree_root",
+    "context_chars",
 ];
 
 const CACHE_KEYS: &[&str] = &["enabled", "dir", "max_size_mb"];
@@ -105,6 +107,8 @@ pub struct TaskConfig {
     pub instructions: Option<String>,
     pub worktree_root: Option<PathBuf>,
     pub cache: CacheConfig,
+    /// `[task] context_chars`: the repository map's size (`None`: the default).
+    pub context_chars: Option<usize>,
 }
 
 /// Reads the `[validation]` and `[task]` tables of the file at `path` (only for messages);
@@ -159,6 +163,9 @@ pub fn parse_task_config(text: &str, path: &Path) -> Result<TaskConfig, ConfigEr
         };
         config.instructions = r.string(t, "task", "instructions")?;
         config.worktree_root = r.string(t, "task", "worktree_root")?.map(PathBuf::from);
+        config.context_chars = r
+            .integer(t, "task", "context_chars", 200, 200_000)?
+            .and_then(|n| usize::try_from(n).ok());
     }
     if let Some(c) = r.section(&table, "cache", CACHE_KEYS)? {
         let d = CacheConfig::default();
@@ -286,13 +293,13 @@ mod tests {
         check(
             "",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: None, worktree_root: None, cache: CacheConfig { enabled: true, dir: None, max_size_mb: 20480 } }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: None, worktree_root: None, cache: CacheConfig { enabled: true, dir: None, max_size_mb: 20480 }, context_chars: None }",
             ),
         );
         check(
             "[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 5000\n[task]\nmax_cycles = 2\nmax_total_cost_usd = 1\nmax_review_cycles = 0\ninstructions = \"be brief\"\n[cache]\nenabled = false\ndir = \"/c\"\nmax_size_mb = 10\n",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 } }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 }, context_chars: None }",
             ),
         );
         let got = parse_task_config("[validation]\ntests = \"x\"\n", Path::new("/w/forge.toml"));
