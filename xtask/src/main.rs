@@ -8,6 +8,7 @@
 
 mod bench;
 mod bench_acp;
+mod bench_context;
 mod bench_memory;
 mod bench_queue;
 mod bench_queue_phases;
