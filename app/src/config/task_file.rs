@@ -302,6 +302,8 @@ mod tests {
                 "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3 }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 }, context_chars: None }",
             ),
         );
+        let got = parse_task_config("[task]\ncontext_chars = 5000\n", Path::new("/w/forge.toml"));
+        assert_eq!(got.map(|c| c.context_chars).ok(), Some(Some(5000)));
         let got = parse_task_config("[validation]\ntests = \"x\"\n", Path::new("/w/forge.toml"));
         assert!(got.is_err_and(|e| e.to_string().contains("validation.tests")));
         for (text, key) in [
@@ -317,6 +319,8 @@ mod tests {
             ("[cache]\nenabled = \"yes\"\n", "cache.enabled"),
             ("[cache]\nmax_size_mb = 0\n", "cache.max_size_mb"),
             ("[cache]\nsize = 1\n", "cache.size"),
+            ("[task]\ncontext_chars = 10\n", "task.context_chars"),
+            ("[task]\ncontext_chars = \"big\"\n", "task.context_chars"),
         ] {
             let got = parse_task_config(text, Path::new("/w/forge.toml"));
             assert!(
