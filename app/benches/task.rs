@@ -101,6 +101,7 @@ fn main() {
         TaskPorts {
             vcs: Arc::new(GitCli::new(runner)),
             index: Arc::new(FsRepoIndex::new()),
+            mapper: Arc::new(forge_adapter_repomap::TreeSitterMapper::new(None)),
             files: Arc::new(FsFiles::new()),
             redactor: Redactor::new(),
             build_cache: None,

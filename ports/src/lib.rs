@@ -16,6 +16,7 @@ pub mod notify;
 pub mod process;
 pub mod provider;
 pub mod queue;
+pub mod repomap;
 pub mod session;
 pub mod share;
 pub mod sink;
@@ -42,6 +43,7 @@ pub use provider::{
     ProviderSettings, ResultPieces,
 };
 pub use queue::TaskQueue;
+pub use repomap::{RepoMapper, RepoTags};
 pub use session::{AgentSession, LaterStep, SessionServices, SessionStep, StdinWriter};
 pub use share::ShareLinks;
 pub use sink::{EventSink, RunSink};

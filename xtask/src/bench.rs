@@ -58,6 +58,10 @@ pub struct BenchArgs {
     /// (initialize, session/new, session/prompt) with the same agent, paired
     #[arg(long)]
     pub acp: bool,
+    /// Only the repository map's benchmark: hit@3 and MRR of the map's ranking against
+    /// BM25 on real commits of three repositories, and the time to map one cold and warm
+    #[arg(long)]
+    pub context: bool,
     /// Build without optimisation (a quick look; not the shipped binary's numbers)
     #[arg(long)]
     pub debug: bool,
@@ -73,6 +77,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let root = workspace_root();
     if args.warm {
         return crate::bench_warm::run(&root, args.warm_repo.as_deref());
+    }
+    if args.context {
+        return crate::bench_context::run(&root);
     }
     if args.memory {
         return crate::bench_memory::run(&root);

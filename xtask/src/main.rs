@@ -9,6 +9,7 @@
 mod bench;
 mod bench_acp;
 mod bench_board;
+mod bench_context;
 mod bench_memory;
 mod bench_queue;
 mod bench_queue_phases;

@@ -125,5 +125,6 @@ pub fn outcome(id: &str, worktree: &Path, score: u8, files: &[&str]) -> TaskOutc
         summary: Some("Added greet.txt with a greeting.".to_owned()),
         error: None,
         delivery: None,
+        context_files: Vec::new(),
     }
 }

@@ -13,10 +13,11 @@ use std::time::Duration;
 
 use forge_domain::autoloop::{
     AutoConfig, LoopEvent, LoopReport, LoopState, Next, Phase, PlannerAnswer, RunRole, StopReason,
-    executor_prompt, parse_planner_answer, planning_prompt, render_markdown, research_prompt,
+    executor_prompt, parse_planner_answer, planning_prompt_with_map, render_markdown,
+    research_prompt,
 };
 use forge_domain::{ExecutionRequest, ExecutionResult, ExecutionStatus, ForgeError, ProviderId};
-use forge_ports::{Clock, LoopStore, StopSignal};
+use forge_ports::{Clock, LoopStore, RepoMapper, StopSignal};
 
 use crate::agent::CodeAgent;
 
@@ -42,6 +43,8 @@ pub struct AutoLoop {
     clock: Arc<dyn Clock>,
     shaper: RequestShaper,
     poll: Duration,
+    /// Makes the repository map the planner is shown (`None`: no map).
+    mapper: Option<Arc<dyn RepoMapper>>,
 }
 
 impl AutoLoop {
@@ -62,7 +65,14 @@ impl AutoLoop {
             clock,
             shaper: Arc::new(|_| {}),
             poll: Duration::from_millis(100),
+            mapper: None,
         }
+    }
+
+    /// Shows the planner the repository map of the workdir ranked by the goal.
+    pub fn with_mapper(mut self, mapper: Arc<dyn RepoMapper>) -> Self {
+        self.mapper = Some(mapper);
+        self
     }
 
     pub fn with_shaper(mut self, shaper: RequestShaper) -> Self {
@@ -165,7 +175,25 @@ impl AutoLoop {
     }
 
     async fn plan(&self, state: &mut LoopState) -> Result<Vec<LoopEvent>, ForgeError> {
-        let prompt = planning_prompt(&self.config, state);
+        let map = match &self.mapper {
+            Some(mapper) => {
+                let spec = forge_domain::task::TaskSpec::new(self.config.task.goal.clone());
+                Some(
+                    crate::task::context::repository_map(
+                        mapper.as_ref(),
+                        &self.workdir,
+                        &self.workdir,
+                        &spec,
+                    )
+                    .await
+                    .map(|m| m.map.text)
+                    .map_err(|e| e.to_string()),
+                )
+            }
+            None => None,
+        };
+        let map = map.as_ref().map(|r| r.as_deref().map_err(String::as_str));
+        let prompt = planning_prompt_with_map(&self.config, state, map);
         let request = self.request(&self.config.provider, prompt, self.side_timeout());
         let run = match self.run_step(state, request, RunRole::Planner).await? {
             StepRun::Stopped(run) => return Ok(self.stopped_mid_run(state, run)),

@@ -18,6 +18,7 @@
 //!                              # (default: true for queue tasks, false for `task run`)
 //! instructions = "Prefer small functions."   # extra rules for the instruction file
 //! worktree_root = ".forgecode/worktrees"     # relative to the repository
+//! context_chars = 3000         # the repository map's size in the instruction file
 //!
 //! [cache]                      # build caches shared by the repository's tasks
 //! enabled = true               # false: every task's validation builds cold
@@ -42,6 +43,7 @@ const TASK_KEYS: &[&str] = &[
     "require_validation",
     "instructions",
     "worktree_root",
+    "context_chars",
 ];
 
 const CACHE_KEYS: &[&str] = &["enabled", "dir", "max_size_mb"];
@@ -111,6 +113,8 @@ pub struct TaskConfig {
     /// `[task] require_validation`; `None` when the file does not say (the caller's
     /// default applies: true for a queue task, false for `task run`).
     pub require_validation: Option<bool>,
+    /// `[task] context_chars`: the repository map's size (`None`: the default).
+    pub context_chars: Option<usize>,
 }
 
 /// Reads the `[validation]` and `[task]` tables of the file at `path` (only for messages);
@@ -170,6 +174,9 @@ pub fn parse_task_config(text: &str, path: &Path) -> Result<TaskConfig, ConfigEr
         };
         config.instructions = r.string(t, "task", "instructions")?;
         config.worktree_root = r.string(t, "task", "worktree_root")?.map(PathBuf::from);
+        config.context_chars = r
+            .integer(t, "task", "context_chars", 200, 200_000)?
+            .and_then(|n| usize::try_from(n).ok());
     }
     if let Some(c) = r.section(&table, "cache", CACHE_KEYS)? {
         let d = CacheConfig::default();
@@ -297,15 +304,17 @@ mod tests {
         check(
             "",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: None, worktree_root: None, cache: CacheConfig { enabled: true, dir: None, max_size_mb: 20480 }, require_validation: None }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: None, worktree_root: None, cache: CacheConfig { enabled: true, dir: None, max_size_mb: 20480 }, require_validation: None, context_chars: None }",
             ),
         );
         check(
             "[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 5000\n[task]\nmax_cycles = 2\nmax_total_cost_usd = 1\nmax_review_cycles = 0\nrequire_validation = true\ninstructions = \"be brief\"\n[cache]\nenabled = false\ndir = \"/c\"\nmax_size_mb = 10\n",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 }, require_validation: Some(true) }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 }, require_validation: Some(true), context_chars: None }",
             ),
         );
+        let got = parse_task_config("[task]\ncontext_chars = 5000\n", Path::new("/w/forge.toml"));
+        assert_eq!(got.map(|c| c.context_chars).ok(), Some(Some(5000)));
         let got = parse_task_config("[validation]\ntests = \"x\"\n", Path::new("/w/forge.toml"));
         assert!(got.is_err_and(|e| e.to_string().contains("validation.tests")));
         for (text, key) in [
@@ -325,6 +334,8 @@ mod tests {
             ("[cache]\nenabled = \"yes\"\n", "cache.enabled"),
             ("[cache]\nmax_size_mb = 0\n", "cache.max_size_mb"),
             ("[cache]\nsize = 1\n", "cache.size"),
+            ("[task]\ncontext_chars = 10\n", "task.context_chars"),
+            ("[task]\ncontext_chars = \"big\"\n", "task.context_chars"),
         ] {
             let got = parse_task_config(text, Path::new("/w/forge.toml"));
             assert!(

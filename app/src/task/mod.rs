@@ -9,6 +9,7 @@ pub mod detect;
 pub mod gc;
 pub mod guard_file;
 pub mod pipeline;
+pub mod preview;
 pub mod request;
 pub mod rules;
 pub mod validate;

@@ -126,6 +126,7 @@ fn pipeline_with(
         TaskPorts {
             vcs: Arc::new(GitCli::new(runner)),
             index: Arc::new(FsRepoIndex::new()),
+            mapper: Arc::new(forge_adapter_repomap::TreeSitterMapper::new(None)),
             files: Arc::new(FsFiles::new()),
             redactor: Redactor::new(),
             build_cache,

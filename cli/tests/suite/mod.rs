@@ -20,4 +20,5 @@ mod serve;
 mod serve_harness;
 mod sigint;
 mod stderr_events;
+mod task_context;
 mod terminal;

@@ -23,7 +23,7 @@ pub use decide::{Next, StopReason, decide};
 pub use event::{LoopEvent, LoopEventKind};
 pub use persona::recommend_persona;
 pub use planner::{PlannerAnswer, PlannerAnswerError, parse_planner_answer};
-pub use prompts::{executor_prompt, planning_prompt, research_prompt};
+pub use prompts::{executor_prompt, planning_prompt, planning_prompt_with_map, research_prompt};
 pub use report::{LoopReport, render_markdown};
 pub use research::{ResearchCache, normalise_query};
 pub use state::{IterationRecord, LoopState, Outcome, Phase, RunRef, RunRole, Step, Stopped};

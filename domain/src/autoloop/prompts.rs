@@ -12,9 +12,33 @@ const ERRORS_SHOWN: usize = 3;
 /// The planning prompt: the goal, the history of tasks and outcomes, the last errors, and
 /// the answer's shape with its keys named literally.
 pub fn planning_prompt(config: &AutoConfig, state: &LoopState) -> String {
+    planning_prompt_with_map(config, state, None)
+}
+
+/// The planning prompt with the repository map ranked by the goal (`Ok`), or the reason
+/// it could not be made (`Err`), after the goal: the planner then names files that exist.
+pub fn planning_prompt_with_map(
+    config: &AutoConfig,
+    state: &LoopState,
+    map: Option<Result<&str, &str>>,
+) -> String {
     let mut p = String::new();
     let _ = writeln!(p, "You are the planner of an autonomous coding loop.");
     let _ = writeln!(p, "Goal: {}", config.task.goal);
+    match map {
+        Some(Ok(map)) if !map.trim().is_empty() => {
+            let _ = writeln!(
+                p,
+                "Repository map (the files most relevant to the goal first, with their \
+                 definitions):\n```text\n{}\n```",
+                map.trim_end()
+            );
+        }
+        Some(Err(reason)) => {
+            let _ = writeln!(p, "Repository map: unavailable ({reason}).");
+        }
+        _ => {}
+    }
     let _ = writeln!(
         p,
         "Iteration: {} of at most {}",

@@ -15,6 +15,7 @@ pub mod index;
 pub mod instructions;
 pub mod kind;
 pub mod prompt;
+pub mod repomap;
 pub mod report;
 pub mod review;
 pub mod risk;

@@ -55,6 +55,10 @@ pub struct TaskOutcome {
     /// Filled by the delivery step.
     #[serde(default)]
     pub delivery: Option<Delivery>,
+    /// The files the repository map ranked first for the task (most relevant first), as
+    /// the instruction file showed them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_files: Vec<String>,
 }
 
 /// The same value under the name the report section uses.
@@ -208,6 +212,7 @@ mod tests {
             summary: Some("Fixed add.".into()),
             error: None,
             delivery: None,
+            context_files: Vec::new(),
         }
     }
 

@@ -90,6 +90,10 @@ pub struct TaskSpec {
     /// Extra rules for the instruction file (`[task] instructions`).
     #[serde(default)]
     pub instructions: Option<String>,
+    /// The repository map's size in characters (`[task] context_chars`); `None`: the
+    /// default, [`crate::task::repomap::DEFAULT_CONTEXT_CHARS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_chars: Option<usize>,
 }
 
 impl TaskSpec {
@@ -103,6 +107,7 @@ impl TaskSpec {
             base: None,
             limits: TaskLimits::default(),
             instructions: None,
+            context_chars: None,
         }
     }
 }

@@ -10,7 +10,7 @@
 //! | `cost_ceiling` | as `fix_cycle`, ceiling below two cycles | stopped / `cost_ceiling` after one cycle |
 //! | `text_only` | text, no tool calls | failed / `no_changes` |
 //! | `baseline` | lint failing before the task | baseline recorded, lint not blamed, validated |
-//! | `mask_unittest` | `test_legacy` fails before the task; the agent breaks `test_data` (unittest) | failed, `test_data` newly failing, `test_legacy` already failing, nothing committed; the instruction file names `test_legacy` |
+//! | `mask_unittest` | `test_legacy` fails before the task; the agent breaks `test_data` (unittest) | failed, `test_data` newly failing, `test_legacy` already failing, nothing committed; the instruction file names `test_legacy` and carries the repository map with the report's first-ranked file |
 //! | `mask_cargo` | the same with `cargo test` | the same |
 //! | `mask_safe` | the same repository; the change breaks nothing | validated and committed beside the failing `test_legacy` |
 //! | `ctrl_c` | a slow model, SIGINT to forge | stopped / `cancelled`, instruction file byte-identical |
@@ -520,6 +520,19 @@ fn run_case(
             expect(
                 "the instruction file named test_legacy",
                 written_instructions(&repo, s("/task_id"), instruction).contains("test_legacy"),
+            );
+            // The repository map replaced the tree listing: the file the report says it
+            // ranked first is in the instruction file's map.
+            let written = written_instructions(&repo, s("/task_id"), instruction);
+            let first = report
+                .pointer("/context_files/0")
+                .and_then(Value::as_str)
+                .unwrap_or("(none ranked)");
+            expect(
+                "the instruction file carries the repository map with the first-ranked file",
+                written.contains("## Repository map")
+                    && written.contains(&format!("\n{first}\n"))
+                    && !written.contains("## Repository index"),
             );
         }
         "mask_safe" => {

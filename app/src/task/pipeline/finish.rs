@@ -125,5 +125,6 @@ fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
         summary: ending.summary,
         error: ending.error,
         delivery: None,
+        context_files: ending.context_files,
     }
 }

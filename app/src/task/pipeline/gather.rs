@@ -1,18 +1,20 @@
-//! Stage `context`, gathered in parallel (one `join`): the repository index summary (not
-//! for FIX), the baseline validation on the untouched work tree, the goal and the research
+//! Stage `context`, gathered in parallel (one `join`): the repository map ranked by the
+//! task (not for FIX; the tree listing when the map cannot be made), the baseline validation on the untouched work tree, the goal and the research
 //! notes. Each part is timed for the plan.
 
 use forge_domain::task::{TaskType, ValidationReport};
 
-use super::super::context::{ContextPart, INDEX_CAP, INDEX_LIMIT};
+use forge_domain::task::repomap::RepoMap;
+
+use super::super::context::{self, ContextPart, INDEX_CAP, INDEX_LIMIT};
 use super::super::request::Stage;
 use super::super::rules;
 use super::task::{Checks, Reporter, Stopped, Task};
 
 /// What the context stage gives the later stages.
 pub(super) struct Gathered {
-    /// The index summary (`None` for FIX, or when the walk failed).
-    pub index: Option<String>,
+    /// The repository map ranked by the task (`None` for FIX, or when the walk failed).
+    pub map: Option<RepoMap>,
     /// Validation on the untouched work tree.
     pub baseline: ValidationReport,
     /// How long each part took, for `plan.json`.
@@ -29,29 +31,52 @@ pub(super) async fn gather(
     task_type: TaskType,
     report: &mut Reporter,
 ) -> Result<Gathered, Stopped> {
-    report.stage(Stage::Context, 0.0, "index, baseline, goal, research");
+    report.stage(Stage::Context, 0.0, "map, baseline, goal, research");
     let clock = task.pipeline.agent.runtime().clock.clone();
     let index_part = async {
         let t = clock.monotonic_ms();
         if task_type == TaskType::Fix {
-            return (None, part("index", 0, 0, Some("omitted for FIX".into())));
+            return (None, part("map", 0, 0, Some("omitted for FIX".into())));
         }
-        match task
-            .pipeline
-            .ports
-            .index
-            .index(&task.worktree, INDEX_LIMIT)
+        let ports = &task.pipeline.ports;
+        let repo = std::path::Path::new(&task.req.repo);
+        match context::repository_map(ports.mapper.as_ref(), &task.worktree, repo, &task.req.spec)
             .await
         {
-            Ok(entries) => {
-                let summary = rules::index_summary(&entries, INDEX_CAP);
-                let p = part("index", clock.monotonic_ms() - t, summary.len(), None);
-                (Some(summary), p)
+            Ok(made) => {
+                let note = format!(
+                    "{} of {} files shown; {} parsed, {} cached",
+                    made.map.files.len(),
+                    made.map.total_files,
+                    made.parsed,
+                    made.cached
+                );
+                let p = part(
+                    "map",
+                    clock.monotonic_ms() - t,
+                    made.map.text.len(),
+                    Some(note),
+                );
+                (Some(made.map), p)
             }
-            Err(e) => (
-                None,
-                part("index", clock.monotonic_ms() - t, 0, Some(e.to_string())),
-            ),
+            // The map could not be made: the plain tree listing, saying why.
+            Err(e) => match ports.index.index(&task.worktree, INDEX_LIMIT).await {
+                Ok(entries) => {
+                    let summary = rules::index_summary(&entries, INDEX_CAP);
+                    let note = format!("repository map failed ({e}); tree listing instead");
+                    let p = part("map", clock.monotonic_ms() - t, summary.len(), Some(note));
+                    (Some(tree_listing(summary)), p)
+                }
+                Err(e2) => (
+                    None,
+                    part(
+                        "map",
+                        clock.monotonic_ms() - t,
+                        0,
+                        Some(format!("{e}; {e2}")),
+                    ),
+                ),
+            },
         }
     };
     let baseline_part = async {
@@ -81,13 +106,23 @@ pub(super) async fn gather(
             .sum();
         part("research", 0, chars, None)
     };
-    let ((index, index_p), (baseline, baseline_p), goal_p, research_p) =
+    let ((map, index_p), (baseline, baseline_p), goal_p, research_p) =
         tokio::join!(index_part, baseline_part, goal_part, research_part);
     Ok(Gathered {
-        index,
+        map,
         baseline: baseline?,
         parts: vec![index_p, baseline_p, goal_p, research_p],
     })
+}
+
+/// The tree listing in the map's place (no ranked files).
+fn tree_listing(text: String) -> RepoMap {
+    RepoMap {
+        text,
+        files: Vec::new(),
+        budget_chars: INDEX_CAP,
+        total_files: 0,
+    }
 }
 
 fn part(name: &'static str, duration_ms: u64, chars: usize, note: Option<String>) -> ContextPart {

@@ -41,7 +41,7 @@ pub(super) async fn write(
         spec: &task.req.spec,
         file_name: name,
         branch: &task.branch,
-        index: context.index.as_deref(),
+        index: context.map.as_ref().map(|m| m.text.as_str()),
         validation: &commands,
         baseline: Some(&context.baseline),
     };

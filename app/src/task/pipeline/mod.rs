@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use forge_domain::ForgeError;
 use forge_domain::task::TaskOutcome;
-use forge_ports::{BuildCache, FileStore, RepoIndexer, Vcs};
+use forge_ports::{BuildCache, FileStore, RepoIndexer, RepoMapper, Vcs};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::request::{TaskProgress, TaskRequest};
@@ -57,7 +57,10 @@ pub const WORKTREES_DIR: &str = ".forgecode/worktrees";
 #[derive(Clone)]
 pub struct TaskPorts {
     pub vcs: Arc<dyn Vcs>,
+    /// The tree listing, when the repository map cannot be made.
     pub index: Arc<dyn RepoIndexer>,
+    /// The repository map's tags (definitions, references, words), cached per repository.
+    pub mapper: Arc<dyn RepoMapper>,
     pub files: Arc<dyn FileStore>,
     /// Masks secrets in validation output and in every artifact the task writes.
     pub redactor: forge_domain::Redactor,

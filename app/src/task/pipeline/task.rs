@@ -98,6 +98,8 @@ pub(super) struct Ending {
     pub review: ReviewReport,
     pub changed: Vec<ChangedFile>,
     pub summary: Option<String>,
+    /// The files the repository map ranked first.
+    pub context_files: Vec<String>,
 }
 
 impl Ending {
@@ -109,6 +111,7 @@ impl Ending {
             review: ReviewReport::default(),
             changed: Vec::new(),
             summary: None,
+            context_files: Vec::new(),
         }
     }
 }
@@ -261,6 +264,12 @@ impl Task<'_> {
         let gathered = gather::gather(self, &checks, class.task_type, report).await?;
         let mut ending = Ending::new(StopReason::Error);
         ending.baseline = Some(gathered.baseline.clone());
+        ending.context_files = gathered
+            .map
+            .iter()
+            .flat_map(|m| m.files.iter().take(super::super::context::REPORT_FILES))
+            .cloned()
+            .collect();
         let written = instructions::write(self, class.task_type, &gathered, report).await?;
         let file = written.file_name;
         *guard = Some(written.guard);

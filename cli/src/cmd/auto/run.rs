@@ -62,8 +62,11 @@ pub async fn run(args: AutoArgs) -> Result<u8, Failure> {
             inner: store.clone(),
         })
     };
-    let looper =
-        AutoLoop::new(agent, auto, workdir, loop_store, Arc::new(stop)).with_shaper(shaper);
+    let looper = AutoLoop::new(agent, auto, workdir, loop_store, Arc::new(stop))
+        .with_shaper(shaper)
+        .with_mapper(Arc::new(forge_adapter_repomap::TreeSitterMapper::new(
+            Some(crate::cmd::task::execute::context_cache_dir()),
+        )));
     tracing::info!(dir = %store.dir().display(), stop_file = %stop_path, "auto loop starting");
     let outcome = looper.run(args.resume).await.map_err(|e| match e {
         // Nothing to resume, or an unfinished loop in the way: the caller's to fix.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use forge_adapter_buildcache::FsBuildCache;
 use forge_adapter_fs::{FsFiles, FsRepoIndex};
 use forge_adapter_git::GitCli;
+use forge_adapter_repomap::TreeSitterMapper;
 use forge_app::CodeAgent;
 use forge_app::config::{CacheConfig, PROJECT_FILE, TaskConfig, parse_task_config};
 use forge_app::task::{TaskPipeline, TaskPorts, TaskRequest};
@@ -24,6 +25,7 @@ pub fn task_ports(runner: Arc<dyn ProcessRunner>, cache: &CacheConfig) -> TaskPo
     TaskPorts {
         vcs: Arc::new(GitCli::new(runner)),
         index: Arc::new(FsRepoIndex::new()),
+        mapper: Arc::new(TreeSitterMapper::new(Some(context_cache_dir()))),
         files: Arc::new(FsFiles::new()),
         redactor: compose::environment_redactor(),
         build_cache: cache.enabled.then(|| {
@@ -65,6 +67,7 @@ pub fn task_request(
 ) -> TaskRequest {
     spec.limits = task_config.limits;
     spec.instructions = task_config.instructions;
+    spec.context_chars = task_config.context_chars;
     let env: EnvSnapshot = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
         .collect();
@@ -92,6 +95,11 @@ pub fn cache_dir(env: &EnvSnapshot) -> PathBuf {
 /// clones it and a held change of the task waits.
 pub fn repo_cache(env: &EnvSnapshot, url: &str) -> PathBuf {
     cache_dir(env).join(forge_adapter_git::cache_name(url))
+}
+
+/// Where the repository map's tags are cached: `<forge cache>/context`.
+pub fn context_cache_dir() -> PathBuf {
+    forge_cache_home(&std::env::vars().collect()).join("context")
 }
 
 /// `$XDG_CACHE_HOME/forge-code-agent`, else `~/.cache/forge-code-agent`.

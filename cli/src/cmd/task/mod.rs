@@ -2,6 +2,7 @@
 //! risk-scored change in its own work tree; `gc` cleans up after crashed tasks. The
 //! delivery commands (list, show, rollback, approvals) join this enum.
 
+mod context;
 pub(crate) mod execute;
 mod gc;
 mod records;
@@ -35,6 +36,9 @@ pub enum TaskCmd {
     /// Run a task in its own work tree: agent, validation, correction, review, risk
     #[command(after_help = TASK_EXIT_CODES)]
     Run(Box<TaskRunArgs>),
+    /// Show the context an agent would get for a task (the repository map ranked by the
+    /// task, goal, research notes) without running one or changing the repository
+    Context(Box<TaskContextArgs>),
     /// Restore instruction files and remove task work trees left behind
     Gc(TaskGcArgs),
     /// List the tasks in the delivery store, newest first
@@ -141,6 +145,37 @@ pub struct TaskRunArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct TaskContextArgs {
+    /// The repository (a local path)
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub repo: PathBuf,
+    /// Map the repository at this ref (in a scratch work tree, removed afterwards)
+    /// [default: the work tree as it is]
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+    /// Print the context as one JSON object (`map` exactly as the instruction file holds it)
+    #[arg(long)]
+    pub json: bool,
+    /// What the result should be (ranked with the task)
+    #[arg(long, value_name = "TEXT")]
+    pub expected: Option<String>,
+    /// The task type [default: classified from the task text]
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub task_type: Option<TaskTypeArg>,
+    /// Title of the goal the task serves
+    #[arg(long, value_name = "TEXT")]
+    pub goal_title: Option<String>,
+    /// Description of the goal the task serves
+    #[arg(long, value_name = "TEXT")]
+    pub goal_description: Option<String>,
+    /// Research notes handed to the agent (repeatable)
+    #[arg(long = "context-file", value_name = "FILE")]
+    pub context_files: Vec<PathBuf>,
+    /// The task; `-` or absent: read it from stdin
+    pub task: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct TaskGcArgs {
     /// The repository to clean
     #[arg(long, value_name = "PATH", default_value = ".")]
@@ -156,6 +191,7 @@ pub struct TaskGcArgs {
 pub async fn run(cmd: TaskCmd) -> Result<u8, Failure> {
     match cmd {
         TaskCmd::Run(args) => run::run(*args).await,
+        TaskCmd::Context(args) => context::run(*args).await,
         TaskCmd::Gc(args) => gc::run(args).await,
         TaskCmd::List(args) => match &args.queue {
             Some(url) => crate::cmd::queue::commands::list(url, args.common.json).await,

@@ -132,6 +132,17 @@ fn prompts() {
     s.stopped = None;
     s.start_iteration(T0);
     insta::assert_snapshot!("planning_prompt", planning_prompt(&c, &s));
+    let with_map = crate::autoloop::planning_prompt_with_map(
+        &c,
+        &s,
+        Some(Ok(
+            "1 files; most relevant to the task first\nsrc/lib.rs\n  1: pub fn add(a: i32, b: i32) -> i32\n",
+        )),
+    );
+    insta::assert_snapshot!("planning_prompt_with_map", with_map);
+    let unavailable =
+        crate::autoloop::planning_prompt_with_map(&c, &s, Some(Err("not a directory")));
+    assert!(unavailable.contains("Repository map: unavailable (not a directory)."));
     insta::assert_snapshot!(
         "executor_prompt",
         executor_prompt(&c, "add a unit test", "tester", Some("use cargo llvm-cov"))

@@ -1,6 +1,6 @@
 //! The instruction file's text: role, the decision protocol of the task type, safety rules,
 //! validation (with what already failed before the change), goal, research context, the
-//! repository index (not for FIX), code-quality rules and the project's extra instructions.
+//! repository map (not for FIX), code-quality rules and the project's extra instructions.
 
 use std::fmt::Write as _;
 
@@ -18,7 +18,7 @@ pub struct InstructionInputs<'a> {
     pub branch: &'a str,
     pub goal: &'a Goal,
     pub research: &'a [ContextFile],
-    /// The repository index summary; left out for FIX tasks, which stay focused.
+    /// The repository map ranked by the task; left out for FIX tasks, which stay focused.
     pub repo_index: Option<&'a str>,
     /// The validation commands forge runs after the agent.
     pub validation: &'a [(StepName, String)],
@@ -31,7 +31,7 @@ pub struct InstructionInputs<'a> {
 pub fn protocol(task_type: TaskType) -> &'static [&'static str] {
     match task_type {
         TaskType::Implement => &[
-            "Read the code the task touches and the repository index before writing anything.",
+            "Read the repository map below and the code the task touches before writing anything.",
             "Choose the smallest design that delivers the expected output; follow the existing architecture.",
             "Implement it completely (no stubs, no TODOs) and add tests for the new behaviour.",
             "Check that the validation commands below would pass, then stop.",
@@ -114,7 +114,9 @@ pub fn render(inputs: &InstructionInputs<'_>) -> String {
     {
         let _ = writeln!(
             out,
-            "\n## Repository index\n\n```text\n{}\n```",
+            "\n## Repository map\n\nThe files most likely to matter for this task, ranked by forge \
+             from the task's words and the code's definitions and references; a starting point, \
+             not a limit.\n\n```text\n{}\n```",
             index.trim_end()
         );
     }
@@ -239,8 +241,8 @@ mod tests {
 
     #[test]
     fn fix_tasks_get_no_repository_index_and_empty_parts_are_left_out() {
-        assert!(!render_for(TaskType::Fix, "CLAUDE.md").contains("## Repository index"));
-        assert!(render_for(TaskType::Implement, "CLAUDE.md").contains("## Repository index"));
+        assert!(!render_for(TaskType::Fix, "CLAUDE.md").contains("## Repository map"));
+        assert!(render_for(TaskType::Implement, "CLAUDE.md").contains("## Repository map"));
         let minimal = render(&InstructionInputs {
             task_type: TaskType::Implement,
             file_name: "AGENTS.md",

@@ -1,0 +1,100 @@
+//! `task context`: everything the agent would be given as context for a task — task type,
+//! goal, research notes and the repository map ranked by the task, exactly as the
+//! instruction file would hold it — without running an agent or changing the repository.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use forge_app::task::preview::{ContextPreview, preview};
+use forge_domain::ForgeError;
+use forge_domain::task::{ContextFile, Goal, TaskSpec};
+
+use super::TaskContextArgs;
+use super::execute::{read_task_config, task_ports};
+use crate::compose;
+use crate::exit::{self, Failure};
+use crate::output::write_json_pretty;
+use crate::prompt::read_prompt;
+
+pub async fn run(args: TaskContextArgs) -> Result<u8, Failure> {
+    let task_text = read_prompt(args.task.as_deref())?;
+    let repo = std::path::absolute(&args.repo).unwrap_or_else(|_| args.repo.clone());
+    let repo = std::fs::canonicalize(&repo)
+        .map_err(|e| Failure::Usage(format!("--repo {}: {e}", repo.display())))?;
+    let config = read_task_config(&repo)?;
+    let mut spec = TaskSpec::new(task_text);
+    spec.expected = args.expected;
+    spec.task_type = args.task_type.map(Into::into);
+    spec.goal = Goal {
+        title: args.goal_title,
+        description: args.goal_description,
+    };
+    spec.base = args.base;
+    spec.context_chars = config.context_chars;
+    for path in &args.context_files {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Usage(format!("--context-file {}: {e}", path.display())))?;
+        spec.context_files.push(ContextFile {
+            name: path.display().to_string(),
+            text,
+        });
+    }
+    let runtime = compose::runtime();
+    let ports = task_ports(Arc::clone(&runtime.runner), &config.cache);
+    let scratch = scratch_dir(&repo);
+    let shown = preview(&ports, &repo, &spec, &scratch)
+        .await
+        .map_err(|e| match e {
+            ForgeError::InvalidRequest { reason } => Failure::Usage(reason),
+            other => Failure::Other(anyhow::anyhow!(other)),
+        })?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let _ = write_json_pretty(&mut out, &shown);
+    } else {
+        let _ = out.write_all(render(&shown).as_bytes());
+    }
+    Ok(exit::SUCCESS)
+}
+
+/// A scratch work tree for `--base`, under forge's folder of the repository (which git
+/// already ignores through the repository's exclude file), unique to this process.
+fn scratch_dir(repo: &std::path::Path) -> PathBuf {
+    repo.join(forge_app::task::WORKTREES_DIR)
+        .join(format!("context-{}", std::process::id()))
+}
+
+/// The human view: what the agent is told, then the map as the instruction file holds it.
+pub(crate) fn render(p: &ContextPreview) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("task ({}): {}\n", p.task_type.label(), p.task));
+    if let Some(t) = &p.goal.title {
+        s.push_str(&format!("goal: {t}\n"));
+    }
+    if let Some(d) = &p.goal.description {
+        s.push_str(&format!("goal description: {d}\n"));
+    }
+    if !p.context_files.is_empty() {
+        s.push_str(&format!("research notes: {}\n", p.context_files.join(", ")));
+    }
+    if let Some(base) = &p.base {
+        s.push_str(&format!("base: {base}\n"));
+    }
+    s.push_str(&format!(
+        "repository map: {} of {} files, {} of {} characters ({} parsed, {} cached){}\n\n",
+        p.files.len(),
+        p.total_files,
+        p.map.chars().count(),
+        p.budget_chars,
+        p.parsed,
+        p.cached,
+        if p.map_in_instructions {
+            ""
+        } else {
+            "; not in a FIX task's instruction file"
+        }
+    ));
+    s.push_str(&p.map);
+    s
+}
