@@ -24,6 +24,7 @@ pub mod redact;
 pub mod request;
 pub mod result;
 pub mod review;
+pub mod sandbox;
 pub mod shared_text;
 pub mod status;
 pub mod task;

@@ -1,0 +1,99 @@
+//! Which environment variables a confined run gets.
+//!
+//! A name holding one of [`SECRET_WORDS`] is dropped (a false positive costs one variable, a
+//! false negative leaks a secret), as are a few known carriers of credentials without such a
+//! word, and always forge's own (`FORGE_*`: a queue URL carries its database password). The
+//! process adapter adds the run markers `FORGE_RUN_ID` / `FORGE_RUN_OWNER` after this filter:
+//! they are forge's orphan tracking (a run id and a pid), not secrets, and must reach every
+//! process of the run.
+
+/// Case-insensitive parts of a variable name that mark it as a secret.
+pub const SECRET_WORDS: &[&str] = &["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+
+/// Whole names that carry credentials or reach them without such a word.
+pub const SECRET_NAMES: &[&str] = &[
+    "DATABASE_URL",
+    "PGPASSFILE",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "DBUS_SESSION_BUS_ADDRESS",
+];
+
+/// What happens to one variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvVerdict {
+    Keep,
+    /// A provider credential: kept (a placeholder once the egress adds the real value).
+    Credential,
+    /// forge's own.
+    DropForge,
+    /// Looks like a secret and `env_pass` does not name it.
+    DropSecret,
+}
+
+/// The verdict for `name`, given the provider's credential names and `[sandbox] env_pass`.
+pub fn env_verdict(name: &str, credentials: &[String], env_pass: &[String]) -> EnvVerdict {
+    if name.starts_with("FORGE_") {
+        return EnvVerdict::DropForge;
+    }
+    if credentials.iter().any(|c| c == name) {
+        return EnvVerdict::Credential;
+    }
+    if env_pass.iter().any(|p| p == name) {
+        return EnvVerdict::Keep;
+    }
+    let upper = name.to_ascii_uppercase();
+    if SECRET_NAMES.contains(&upper.as_str()) || SECRET_WORDS.iter().any(|w| upper.contains(w)) {
+        return EnvVerdict::DropSecret;
+    }
+    EnvVerdict::Keep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts() {
+        let credentials = vec!["ANTHROPIC_API_KEY".to_owned()];
+        let pass = vec!["NPM_TOKEN".to_owned(), "FORGE_QUEUE_URL".to_owned()];
+        let check = |name: &str, want: EnvVerdict| {
+            assert_eq!(env_verdict(name, &credentials, &pass), want, "{name}");
+        };
+        use EnvVerdict::*;
+        // Secrets by word, any case.
+        check("AWS_SECRET_ACCESS_KEY", DropSecret);
+        check("AWS_ACCESS_KEY_ID", DropSecret);
+        check("GITHUB_TOKEN", DropSecret);
+        check("gh_token", DropSecret);
+        check("PGPASSWORD", DropSecret);
+        check("MYSQL_PWD_PASSWD", DropSecret);
+        check("GOOGLE_APPLICATION_CREDENTIALS", DropSecret);
+        check("OPENAI_API_KEY", DropSecret);
+        check("APIKEY", DropSecret);
+        // Secrets by name.
+        check("DATABASE_URL", DropSecret);
+        check("SSH_AUTH_SOCK", DropSecret);
+        check("PGPASSFILE", DropSecret);
+        // forge's own, even when env_pass names them.
+        check("FORGE_QUEUE_URL", DropForge);
+        check("FORGE_RUN_ID", DropForge);
+        // The provider's credential and what env_pass names.
+        check("ANTHROPIC_API_KEY", Credential);
+        check("NPM_TOKEN", Keep);
+        // Look-alikes that must not fire.
+        check("PATH", Keep);
+        check("HOME", Keep);
+        check("LANG", Keep);
+        check("TERM", Keep);
+        check("CARGO_TARGET_DIR", Keep);
+        check("IS_SANDBOX", Keep);
+        check("MY_FORGE_DIR", Keep);
+        check("FORGEDIR", Keep);
+        check("DATABASE_URL_FILE_HINT", Keep);
+        check("SSH_AUTH_SOCKET_DIR", Keep);
+        check("XDG_SESSION_ID", Keep);
+    }
+}
