@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use forge_domain::sandbox::Confinement;
 use forge_domain::{EndedOrphan, ForgeError, Redactor};
 
 /// The child's environment: inherited (or cleared), then `remove`, then `set`.
@@ -58,6 +59,10 @@ pub struct Invocation {
     pub files: Vec<PreparedFile>,
     /// Shown in [`ForgeError::ExecutableNotFound`] when `program` cannot be found.
     pub install_hint: Option<String>,
+    /// Set for the agent and the code it wrote (the CLI, validation and install steps, MCP
+    /// command tools, ACP terminals): what the sandbox confines it to. `None` for forge's own
+    /// commands (git, version probes), which the sandbox leaves alone.
+    pub confinement: Option<Confinement>,
 }
 
 impl Invocation {
@@ -72,7 +77,15 @@ impl Invocation {
             stdin_open: false,
             files: Vec::new(),
             install_hint: None,
+            confinement: None,
         }
+    }
+
+    /// The same invocation, confined as `confinement` says.
+    #[must_use]
+    pub fn confined(mut self, confinement: Confinement) -> Self {
+        self.confinement = Some(confinement);
+        self
     }
 }
 

@@ -21,6 +21,20 @@ pub const SECRET_NAMES: &[&str] = &[
     "DBUS_SESSION_BUS_ADDRESS",
 ];
 
+/// The variables through which a shipped provider's CLI authenticates with an API key.
+pub fn provider_credentials(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "claude" => &[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        ],
+        "codex" => &["OPENAI_API_KEY", "CODEX_API_KEY"],
+        "gemini" => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        _ => &[],
+    }
+}
+
 /// What happens to one variable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnvVerdict {
@@ -95,5 +109,13 @@ mod tests {
         check("DATABASE_URL_FILE_HINT", Keep);
         check("SSH_AUTH_SOCKET_DIR", Keep);
         check("XDG_SESSION_ID", Keep);
+    }
+
+    #[test]
+    fn each_shipped_provider_names_its_key() {
+        assert!(provider_credentials("claude").contains(&"ANTHROPIC_API_KEY"));
+        assert!(provider_credentials("codex").contains(&"OPENAI_API_KEY"));
+        assert!(provider_credentials("gemini").contains(&"GEMINI_API_KEY"));
+        assert!(provider_credentials("my-acp-agent").is_empty());
     }
 }

@@ -11,7 +11,7 @@ pub mod protected;
 pub mod settings;
 
 pub use confinement::{Confinement, WorkTreeAccess};
-pub use env::{EnvVerdict, env_verdict};
+pub use env::{EnvVerdict, env_verdict, provider_credentials};
 pub use fs::{FsFacts, Mount, fs_plan};
 pub use net::{Endpoint, HostPattern, NetPolicy, NetVerdict};
 pub use settings::{SandboxMode, SandboxSettings};
