@@ -57,6 +57,7 @@ mod layer;
 mod pricing;
 mod review_file;
 mod source;
+mod sandbox_file;
 mod task_file;
 mod tools;
 
@@ -71,6 +72,7 @@ pub use file::parse_file;
 pub use layer::{Layer, PartialConfig, PartialProvider};
 pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
 pub use review_file::{DEFAULT_REVIEW_OUT_DIR, ReviewConfig, parse_review_config};
+pub use sandbox_file::{SandboxConfig, parse_sandbox_config, refuse_project_sandbox};
 pub use source::{Source, Sourced};
 pub use task_file::{CacheConfig, TaskConfig, ValidationConfig, parse_task_config};
 pub use tools::{ToolConfig, parse_tools};

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod assemble;
 pub mod autoloop;
 pub mod command_tool;
+pub mod confine;
 pub mod config;
 pub mod delivery;
 pub mod execution;

@@ -218,6 +218,12 @@ pub trait ProcessRunner: Send + Sync {
     /// first match on PATH. `None` when not found (not an error: callers report it).
     fn locate(&self, program: &Path) -> Option<PathBuf>;
 
+    /// How this runner confines invocations that carry a confinement, for the run's result:
+    /// `off`, or `on (<mechanism>; <network>)`. `None`: it has no sandbox.
+    fn sandbox(&self) -> Option<String> {
+        None
+    }
+
     /// Ends the live processes that carry the marker of a run that is over (its forge is
     /// gone) and returns them: descendants that had left their run's process group when that
     /// forge died. Runs of this process are left alone. Nothing to do where markers cannot be

@@ -66,6 +66,10 @@ pub fn bwrap_args(
                 let p = text(p)?;
                 push(&mut out, &["--bind", p, p]);
             }
+            Mount::WritableIfPresent(p) => {
+                let p = text(p)?;
+                push(&mut out, &["--bind-try", p, p]);
+            }
             Mount::PrivateTmp(p) => push(&mut out, &["--tmpfs", text(p)?]),
             Mount::Dev(p) => push(&mut out, &["--dev", text(p)?]),
             Mount::Proc(p) => push(&mut out, &["--proc", text(p)?]),

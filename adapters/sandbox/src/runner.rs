@@ -228,6 +228,21 @@ impl ProcessRunner for SandboxedRunner {
         self.inner.locate(program)
     }
 
+    fn sandbox(&self) -> Option<String> {
+        if self.config.settings.mode == SandboxMode::Off {
+            return Some("off".to_owned());
+        }
+        let network = if self.network.is_some() {
+            "network through forge's egress"
+        } else {
+            "network not confined"
+        };
+        Some(match self.mechanism.get() {
+            Some(Ok(m)) => format!("on ({}; {network})", m.version),
+            _ => format!("on ({network})"),
+        })
+    }
+
     async fn end_orphans_of_finished_runs(&self) -> Vec<EndedOrphan> {
         self.inner.end_orphans_of_finished_runs().await
     }

@@ -31,7 +31,11 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
         None => None,
     };
     let mut builder =
-        CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
+        CodeAgent::builder_from_config(
+        &config,
+        compose::registry(),
+        compose::confined_runtime(&args.config).await?,
+    )
             .map_err(|e| Failure::Usage(e.to_string()))?
             .redactor(compose::environment_redactor())
             .tool_host(compose::tool_host());

@@ -28,6 +28,53 @@ pub struct Confinement {
     /// Environment variable names that are the provider's credentials: passed in although
     /// they look like secrets (as placeholders once the egress injects the real value).
     pub credentials: Vec<String>,
+    /// Relative to the user's home: the CLI's own state it writes when the run has no home
+    /// of its own (`.claude`, `.codex`, `.gemini`). Writable; the rest of the home is not.
+    pub user_state: Vec<PathBuf>,
+}
+
+/// Package caches in the user's home that builds and installs write (cargo's registry lock,
+/// npm's and pip's caches): writable for validation and install steps, which run offline
+/// builds against them.
+pub const TOOLCHAIN_CACHES_IN_HOME: &[&str] = &[
+    ".cargo/registry",
+    ".cargo/git",
+    ".cargo/.package-cache",
+    ".cargo/.package-cache-mutate",
+    ".cargo/.global-cache",
+    ".npm",
+    ".cache/pip",
+    ".cache/go-build",
+    "go/pkg/mod",
+];
+
+/// The state a shipped CLI writes in the user's home when it has no home of its own, by
+/// the provider's name or the program's (`claude-code-acp` is claude's).
+pub fn cli_state_in_home(name: &str) -> &'static [&'static str] {
+    if name.contains("claude") {
+        &[".claude", ".claude.json"]
+    } else if name.contains("codex") {
+        &[".codex"]
+    } else if name.contains("gemini") {
+        &[".gemini"]
+    } else {
+        &[]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_by_provider_or_program_name() {
+        assert_eq!(cli_state_in_home("claude"), [".claude", ".claude.json"]);
+        assert_eq!(cli_state_in_home("claude-code-acp"), [".claude", ".claude.json"]);
+        assert_eq!(cli_state_in_home("codex"), [".codex"]);
+        assert_eq!(cli_state_in_home("gemini"), [".gemini"]);
+        assert!(cli_state_in_home("sh").is_empty());
+        assert!(cli_state_in_home("my-agent").is_empty());
+    }
 }
 
 impl Confinement {

@@ -2,13 +2,16 @@
 //!
 //! A name holding one of [`SECRET_WORDS`] is dropped (a false positive costs one variable, a
 //! false negative leaks a secret), as are a few known carriers of credentials without such a
-//! word, and always forge's own (`FORGE_*`: a queue URL carries its database password). The
-//! process adapter adds the run markers `FORGE_RUN_ID` / `FORGE_RUN_OWNER` after this filter:
-//! they are forge's orphan tracking (a run id and a pid), not secrets, and must reach every
-//! process of the run.
+//! word, and always forge's own (`FORGE_*`: a queue URL carries its database password) —
+//! except the run markers `FORGE_RUN_ID` / `FORGE_RUN_OWNER`: forge's orphan tracking (a run
+//! id and a pid, no secret) that must reach every process of the run, and the id a command
+//! tool is told. The process adapter sets them after the invocation's variables anyway.
 
 /// Case-insensitive parts of a variable name that mark it as a secret.
 pub const SECRET_WORDS: &[&str] = &["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+
+/// forge's run markers: a run id and a pid (orphan tracking, a command tool's run), kept.
+pub const RUN_MARKERS: &[&str] = &["FORGE_RUN_ID", "FORGE_RUN_OWNER"];
 
 /// Whole names that carry credentials or reach them without such a word.
 pub const SECRET_NAMES: &[&str] = &[
@@ -49,6 +52,9 @@ pub enum EnvVerdict {
 
 /// The verdict for `name`, given the provider's credential names and `[sandbox] env_pass`.
 pub fn env_verdict(name: &str, credentials: &[String], env_pass: &[String]) -> EnvVerdict {
+    if RUN_MARKERS.contains(&name) {
+        return EnvVerdict::Keep;
+    }
     if name.starts_with("FORGE_") {
         return EnvVerdict::DropForge;
     }
@@ -93,7 +99,10 @@ mod tests {
         check("PGPASSFILE", DropSecret);
         // forge's own, even when env_pass names them.
         check("FORGE_QUEUE_URL", DropForge);
-        check("FORGE_RUN_ID", DropForge);
+        check("FORGE_EVENT_SINK_TOKEN", DropForge);
+        check("FORGE_RUN_ID", Keep);
+        check("FORGE_RUN_OWNER", Keep);
+        check("FORGE_RUN_IDX", DropForge);
         // The provider's credential and what env_pass names.
         check("ANTHROPIC_API_KEY", Credential);
         check("NPM_TOKEN", Keep);

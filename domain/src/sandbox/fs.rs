@@ -21,6 +21,8 @@ pub enum Mount {
     ReadOnly(PathBuf),
     /// Bound read-write.
     Writable(PathBuf),
+    /// Bound read-write when it exists (a CLI's state in the user's home).
+    WritableIfPresent(PathBuf),
     /// A fresh, empty, private tmpfs.
     PrivateTmp(PathBuf),
     /// A minimal `/dev`.
@@ -79,6 +81,14 @@ pub fn fs_plan(confinement: &Confinement, facts: &FsFacts) -> Vec<Mount> {
         mounts.extend(protected_in(&tree).into_iter().map(Mount::ReadOnly));
     }
     mounts.extend(confinement.writable.iter().cloned().map(Mount::Writable));
+    if let Some(home) = &facts.home {
+        mounts.extend(
+            confinement
+                .user_state
+                .iter()
+                .map(|rel| Mount::WritableIfPresent(home.join(rel))),
+        );
+    }
     mounts
 }
 
@@ -160,6 +170,17 @@ mod tests {
             .collect();
         assert_eq!(writable, vec![&Mount::Writable("/w/.forgecode/h".into())]);
         position(&mounts, &Mount::ReadOnly("/w".into()));
+    }
+
+    #[test]
+    fn a_cli_without_a_home_of_its_own_writes_only_its_state_in_the_users() {
+        let mut confinement = Confinement::work_tree("/w");
+        confinement.user_state = vec![".claude".into(), ".claude.json".into()];
+        let mounts = fs_plan(&confinement, &facts());
+        let ssh = position(&mounts, &Mount::Hidden("/home/u/.ssh".into()));
+        assert!(position(&mounts, &Mount::WritableIfPresent("/home/u/.claude".into())) > ssh);
+        position(&mounts, &Mount::WritableIfPresent("/home/u/.claude.json".into()));
+        assert!(!mounts.contains(&Mount::Writable("/home/u".into())));
     }
 
     #[test]

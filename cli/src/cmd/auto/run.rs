@@ -40,7 +40,11 @@ pub async fn run(args: AutoArgs) -> Result<u8, Failure> {
         return Ok(1);
     }
 
-    let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
+    let agent = CodeAgent::builder_from_config(
+        &config,
+        compose::registry(),
+        compose::confined_runtime(&flags).await?,
+    )
         .and_then(|b| b.redactor(compose::environment_redactor()).build())
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let permission: Option<PermissionMode> = args.permission_mode.map(Into::into);

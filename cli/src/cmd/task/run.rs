@@ -63,7 +63,11 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     } else {
         read_task_config(&flags.workdir)?
     };
-    let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
+    let agent = CodeAgent::builder_from_config(
+        &config,
+        compose::registry(),
+        compose::confined_runtime(&flags).await?,
+    )
         .and_then(|b| {
             let redactor = compose::environment_redactor();
             let mut b = b.redactor(redactor.clone());
