@@ -56,8 +56,8 @@ mod file;
 mod layer;
 mod pricing;
 mod review_file;
-mod source;
 mod sandbox_file;
+mod source;
 mod task_file;
 mod tools;
 

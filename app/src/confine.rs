@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use forge_domain::sandbox::{
-    Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home,
-    provider_credentials,
+    Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home, provider_credentials,
 };
 use forge_domain::{ExecutionRequest, PermissionMode};
 use forge_ports::{Invocation, InvocationContext};
@@ -22,22 +21,23 @@ pub fn agent(
     if request.permission_mode == Some(PermissionMode::Plan) {
         confinement.access = WorkTreeAccess::ReadOnly;
     }
+    let program = invocation
+        .program
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // By the provider's name, else the program's (an ACP agent under the user's name).
+    let by_name = |rule: fn(&str) -> &'static [&'static str]| match rule(provider) {
+        [] => rule(&program),
+        found => found,
+    };
     match &ctx.home {
         Some(home) => confinement = confinement.with_writable(home),
         None => {
-            let program = invocation
-                .program
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let state = match cli_state_in_home(provider) {
-                [] => cli_state_in_home(&program),
-                found => found,
-            };
-            confinement.user_state = state.iter().map(Into::into).collect();
+            confinement.user_state = by_name(cli_state_in_home).iter().map(Into::into).collect();
         }
     }
-    confinement.credentials = provider_credentials(provider)
+    confinement.credentials = by_name(provider_credentials)
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
@@ -50,7 +50,9 @@ pub fn agent(
 pub fn code(invocation: Invocation, work_tree: &Path, writable: &[PathBuf]) -> Invocation {
     let mut confinement = writable
         .iter()
-        .fold(Confinement::work_tree(work_tree), |c, dir| c.with_writable(dir));
+        .fold(Confinement::work_tree(work_tree), |c, dir| {
+            c.with_writable(dir)
+        });
     confinement.user_state = TOOLCHAIN_CACHES_IN_HOME.iter().map(Into::into).collect();
     invocation.confined(confinement)
 }

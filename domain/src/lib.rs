@@ -34,7 +34,7 @@ pub mod usage;
 
 pub use accumulate::EventAccumulator;
 pub use error::ForgeError;
-pub use event::{AgentEvent, FileChangeKind, PlanEntry, PlanStatus};
+pub use event::{AgentEvent, DenialKind, FileChangeKind, PlanEntry, PlanStatus};
 pub use hosted_tool::{
     HostedTool, ToolAnnotations, ToolErrorPolicy, ToolExecution, ToolName, ToolNameError,
 };

@@ -248,3 +248,70 @@ async fn the_kill_ladder_interrupt_reaches_the_agent_and_nothing_survives() {
         .collect();
     assert!(group.is_empty(), "{group:?}");
 }
+
+/// The same walls for a user without privileges: the wrapped command line forge builds is
+/// run through `runuser` as an unprivileged user (made with `useradd` when missing).
+#[tokio::test]
+async fn an_unprivileged_user_is_confined_the_same() {
+    let is_root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .unwrap()
+        .stdout
+        .starts_with(b"0\n");
+    let scene = scene(true);
+    for dir in [&scene.home, &scene.tree, &scene.outside] {
+        let status = std::process::Command::new("chmod")
+            .args(["-R", "a+rwX"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let runner = runner(SandboxMode::On, &scene.home, "bwrap");
+    let invocation = Invocation::new(
+        "sh",
+        vec!["-c".into(), format!("id -u; {}", escapes(&scene))],
+        &scene.tree,
+    )
+    .confined(Confinement::work_tree(&scene.tree));
+    let wrapped = runner.wrap(invocation).await.unwrap();
+    let mut command = if is_root {
+        let user = "forgetest";
+        let exists = std::process::Command::new("id")
+            .arg(user)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        if !exists {
+            let made = std::process::Command::new("useradd")
+                .args(["--no-create-home", user])
+                .status()
+                .unwrap();
+            assert!(made.success(), "useradd {user}");
+        }
+        let mut c = std::process::Command::new("runuser");
+        c.args(["-u", user, "--"]).arg(&wrapped.program);
+        c
+    } else {
+        std::process::Command::new(&wrapped.program)
+    };
+    command
+        .args(&wrapped.args)
+        .current_dir(&scene.tree)
+        .env_clear()
+        .envs(&wrapped.env.set);
+    let out = command.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(text.lines().next(), Some("0"), "not unprivileged: {text}");
+    for escape in ["read-key", "wrote-outside", "wrote-hook", "saw-secret"] {
+        assert!(!text.contains(escape), "{escape}: {text}");
+    }
+    assert!(!shared_tmp_written(&text), "{text}");
+    assert!(text.contains("wrote-tree"), "{text}");
+}

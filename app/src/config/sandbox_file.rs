@@ -43,14 +43,20 @@ pub fn parse_sandbox_config(text: &str, path: &Path) -> Result<SandboxConfig, Co
             format!("unknown key (expected one of: {})", KEYS.join(", ")),
         ));
     }
-    let wrong = |key: &str, reason: String| ConfigError::new(&origin, format!("sandbox.{key}"), reason);
+    let wrong =
+        |key: &str, reason: String| ConfigError::new(&origin, format!("sandbox.{key}"), reason);
     let mut config = SandboxConfig::default();
     match section.get("mode") {
         None => {}
         Some(Value::String(s)) => {
             config.settings.mode = SandboxMode::parse(s).map_err(|e| wrong("mode", e))?;
         }
-        Some(v) => return Err(wrong("mode", format!("expected \"on\" or \"off\", found {}", v.type_str()))),
+        Some(v) => {
+            return Err(wrong(
+                "mode",
+                format!("expected \"on\" or \"off\", found {}", v.type_str()),
+            ));
+        }
     }
     for host in strings(&section, "allow_hosts").map_err(|e| wrong("allow_hosts", e))? {
         let pattern = HostPattern::parse(&host).map_err(|e| wrong("allow_hosts", e))?;
@@ -108,7 +114,10 @@ fn strings(section: &Table, key: &str) -> Result<Vec<String>, String> {
                 other => Err(format!("expected strings, found {}", other.type_str())),
             })
             .collect(),
-        Some(v) => Err(format!("expected an array of strings, found {}", v.type_str())),
+        Some(v) => Err(format!(
+            "expected an array of strings, found {}",
+            v.type_str()
+        )),
     }
 }
 
@@ -121,7 +130,10 @@ mod tests {
         let path = Path::new("/u/config.toml");
         let ok = |text: &str| parse_sandbox_config(text, path).unwrap();
         assert_eq!(ok(""), SandboxConfig::default());
-        assert_eq!(ok("[review]\nout_dir = \"x\"\n").settings.mode, SandboxMode::On);
+        assert_eq!(
+            ok("[review]\nout_dir = \"x\"\n").settings.mode,
+            SandboxMode::On
+        );
         let full = ok(
             "[sandbox]\nmode = \"off\"\nallow_hosts = [\"*.crates.io\", \"pypi.org:443\"]\n\
              env_pass = [\"NPM_TOKEN\"]\nbwrap = \"/opt/bwrap\"\n",
@@ -143,7 +155,10 @@ mod tests {
         check("[sandbox]\nmode = \"disabled\"\n", "sandbox.mode");
         check("[sandbox]\nmode = false\n", "sandbox.mode");
         check("[sandbox]\nallow_hosts = \"x\"\n", "sandbox.allow_hosts");
-        check("[sandbox]\nallow_hosts = [\"http://x\"]\n", "sandbox.allow_hosts");
+        check(
+            "[sandbox]\nallow_hosts = [\"http://x\"]\n",
+            "sandbox.allow_hosts",
+        );
         check("[sandbox]\nenv_pass = [1]\n", "sandbox.env_pass");
         check("[sandbox]\nallow = []\n", "sandbox.allow");
     }

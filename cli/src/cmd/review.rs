@@ -119,8 +119,8 @@ pub async fn run(args: ReviewArgs) -> Result<u8, Failure> {
         compose::registry(),
         compose::confined_runtime(&flags).await?,
     )
-        .and_then(|b| b.redactor(compose::environment_redactor()).build())
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    .and_then(|b| b.redactor(compose::environment_redactor()).build())
+    .map_err(|e| Failure::Usage(e.to_string()))?;
     agent.end_orphans_of_finished_runs().await;
     let provider = ProviderId::new(config.default_provider.value.clone())
         .map_err(|e| Failure::Usage(format!("--provider: {e}")))?;

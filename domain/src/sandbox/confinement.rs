@@ -69,7 +69,10 @@ mod tests {
     #[test]
     fn state_by_provider_or_program_name() {
         assert_eq!(cli_state_in_home("claude"), [".claude", ".claude.json"]);
-        assert_eq!(cli_state_in_home("claude-code-acp"), [".claude", ".claude.json"]);
+        assert_eq!(
+            cli_state_in_home("claude-code-acp"),
+            [".claude", ".claude.json"]
+        );
         assert_eq!(cli_state_in_home("codex"), [".codex"]);
         assert_eq!(cli_state_in_home("gemini"), [".gemini"]);
         assert!(cli_state_in_home("sh").is_empty());

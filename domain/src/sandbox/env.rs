@@ -24,17 +24,22 @@ pub const SECRET_NAMES: &[&str] = &[
     "DBUS_SESSION_BUS_ADDRESS",
 ];
 
-/// The variables through which a shipped provider's CLI authenticates with an API key.
-pub fn provider_credentials(provider: &str) -> &'static [&'static str] {
-    match provider {
-        "claude" => &[
+/// The variables through which a shipped CLI authenticates with an API key, by the
+/// provider's name or the program's (`gemini-acp`, `claude-code-acp` are theirs).
+pub fn provider_credentials(name: &str) -> &'static [&'static str] {
+    if name.contains("claude") {
+        &[
             "ANTHROPIC_API_KEY",
             "ANTHROPIC_AUTH_TOKEN",
             "CLAUDE_CODE_OAUTH_TOKEN",
-        ],
-        "codex" => &["OPENAI_API_KEY", "CODEX_API_KEY"],
-        "gemini" => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-        _ => &[],
+        ]
+    } else if name.contains("codex") {
+        // MOCK_API_KEY: the `env_key` of forge's offline model provider (`demo`, tests).
+        &["OPENAI_API_KEY", "CODEX_API_KEY", "MOCK_API_KEY"]
+    } else if name.contains("gemini") {
+        &["GEMINI_API_KEY", "GOOGLE_API_KEY"]
+    } else {
+        &[]
     }
 }
 
@@ -125,6 +130,8 @@ mod tests {
         assert!(provider_credentials("claude").contains(&"ANTHROPIC_API_KEY"));
         assert!(provider_credentials("codex").contains(&"OPENAI_API_KEY"));
         assert!(provider_credentials("gemini").contains(&"GEMINI_API_KEY"));
+        assert!(provider_credentials("gemini-acp").contains(&"GEMINI_API_KEY"));
         assert!(provider_credentials("my-acp-agent").is_empty());
+        assert!(provider_credentials("sh").is_empty());
     }
 }

@@ -179,7 +179,10 @@ mod tests {
         let mounts = fs_plan(&confinement, &facts());
         let ssh = position(&mounts, &Mount::Hidden("/home/u/.ssh".into()));
         assert!(position(&mounts, &Mount::WritableIfPresent("/home/u/.claude".into())) > ssh);
-        position(&mounts, &Mount::WritableIfPresent("/home/u/.claude.json".into()));
+        position(
+            &mounts,
+            &Mount::WritableIfPresent("/home/u/.claude.json".into()),
+        );
         assert!(!mounts.contains(&Mount::Writable("/home/u".into())));
     }
 

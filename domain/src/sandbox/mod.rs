@@ -10,9 +10,7 @@ pub mod net;
 pub mod protected;
 pub mod settings;
 
-pub use confinement::{
-    Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home,
-};
+pub use confinement::{Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home};
 pub use env::{EnvVerdict, env_verdict, provider_credentials};
 pub use fs::{FsFacts, Mount, fs_plan};
 pub use net::{Endpoint, HostPattern, NetPolicy, NetVerdict};

@@ -45,8 +45,8 @@ pub async fn run(args: AutoArgs) -> Result<u8, Failure> {
         compose::registry(),
         compose::confined_runtime(&flags).await?,
     )
-        .and_then(|b| b.redactor(compose::environment_redactor()).build())
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    .and_then(|b| b.redactor(compose::environment_redactor()).build())
+    .map_err(|e| Failure::Usage(e.to_string()))?;
     let permission: Option<PermissionMode> = args.permission_mode.map(Into::into);
     let shaper_config = config.clone();
     let shaper: RequestShaper = Arc::new(move |request| {

@@ -68,16 +68,16 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         compose::registry(),
         compose::confined_runtime(&flags).await?,
     )
-        .and_then(|b| {
-            let redactor = compose::environment_redactor();
-            let mut b = b.redactor(redactor.clone());
-            // Under a worker the agent's events travel to the queue too.
-            if std::env::var_os(progress::TASK_ID_ENV).is_some() {
-                b = b.event_sink(Arc::new(progress::EventLines { redactor }));
-            }
-            b.build()
-        })
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    .and_then(|b| {
+        let redactor = compose::environment_redactor();
+        let mut b = b.redactor(redactor.clone());
+        // Under a worker the agent's events travel to the queue too.
+        if std::env::var_os(progress::TASK_ID_ENV).is_some() {
+            b = b.event_sink(Arc::new(progress::EventLines { redactor }));
+        }
+        b.build()
+    })
+    .map_err(|e| Failure::Usage(e.to_string()))?;
     let provider_name = config.default_provider.value.clone();
     let provider = ProviderId::new(provider_name.clone())
         .map_err(|e| Failure::Usage(format!("--provider: {e}")))?;
