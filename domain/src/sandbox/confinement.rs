@@ -62,24 +62,6 @@ pub fn cli_state_in_home(name: &str) -> &'static [&'static str] {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn state_by_provider_or_program_name() {
-        assert_eq!(cli_state_in_home("claude"), [".claude", ".claude.json"]);
-        assert_eq!(
-            cli_state_in_home("claude-code-acp"),
-            [".claude", ".claude.json"]
-        );
-        assert_eq!(cli_state_in_home("codex"), [".codex"]);
-        assert_eq!(cli_state_in_home("gemini"), [".gemini"]);
-        assert!(cli_state_in_home("sh").is_empty());
-        assert!(cli_state_in_home("my-agent").is_empty());
-    }
-}
-
 impl Confinement {
     /// The confinement of a run that writes only in `work_tree` (and private /tmp).
     pub fn work_tree(work_tree: impl Into<PathBuf>) -> Self {
@@ -97,5 +79,23 @@ impl Confinement {
             self.writable.push(dir);
         }
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_by_provider_or_program_name() {
+        assert_eq!(cli_state_in_home("claude"), [".claude", ".claude.json"]);
+        assert_eq!(
+            cli_state_in_home("claude-code-acp"),
+            [".claude", ".claude.json"]
+        );
+        assert_eq!(cli_state_in_home("codex"), [".codex"]);
+        assert_eq!(cli_state_in_home("gemini"), [".gemini"]);
+        assert!(cli_state_in_home("sh").is_empty());
+        assert!(cli_state_in_home("my-agent").is_empty());
     }
 }
