@@ -59,6 +59,7 @@ impl ToolHandler for CommandTool {
             .env
             .set
             .insert("FORGE_RUN_ID".into(), ctx.run_id.as_str().to_owned());
+        let invocation = crate::confine::code(invocation, &ctx.workspace_root, &[]);
         let output = match self.runner.output(invocation, self.timeout).await {
             Ok(output) => output,
             Err(ForgeError::ProviderTimeout { after_ms }) => {

@@ -57,6 +57,7 @@ mod layer;
 mod pricing;
 mod repository;
 mod review_file;
+mod sandbox_file;
 mod source;
 mod task_file;
 mod tools;
@@ -75,6 +76,7 @@ pub use repository::{
     IgnoredKeys, delivery_keys, repository_delivery, repository_layer, repository_task_config,
 };
 pub use review_file::{DEFAULT_REVIEW_OUT_DIR, ReviewConfig, parse_review_config};
+pub use sandbox_file::{SandboxConfig, parse_sandbox_config, refuse_project_sandbox};
 pub use source::{Source, Sourced};
 pub use task_file::{CacheConfig, TaskConfig, ValidationConfig, parse_task_config};
 pub use tools::{ToolConfig, parse_tools};

@@ -362,7 +362,7 @@ pub(crate) async fn execute_inner(
     }
 
     let invocation = match provider.invocation(&plan.request, &ctx) {
-        Ok(inv) => inv,
+        Ok(inv) => crate::confine::agent(inv, &plan.request, &ctx, provider.id().as_str()),
         Err(e) => return finish_failed(rt, &plan, &mut record, &mut delivery, &workdir, e).await,
     };
     let redactor = plan
@@ -642,6 +642,7 @@ pub(crate) async fn execute_inner(
     );
     crate::tools::merge_tool_record(&mut result, tool_record);
     result.metadata.orphans_ended = orphans_ended;
+    result.metadata.sandbox = rt.runner.sandbox();
     result
         .metadata
         .rate_limit_waits

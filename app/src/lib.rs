@@ -9,6 +9,7 @@ pub mod assemble;
 pub mod autoloop;
 pub mod command_tool;
 pub mod config;
+pub mod confine;
 pub mod delivery;
 pub mod execution;
 pub mod from_config;

@@ -144,6 +144,10 @@ pub struct ConfigFlags {
     /// reset (within --timeout) and resume the session, or fail [default: fail]
     #[arg(long, value_name = "wait|fail", value_parser = parse_on_rate_limit)]
     pub on_rate_limit: Option<forge_domain::OnRateLimit>,
+    /// Confine the agent and its code (bubblewrap): on, or off to run unconfined
+    /// [default: [sandbox] mode of the user config, else on]
+    #[arg(long, value_name = "on|off", value_parser = forge_domain::sandbox::SandboxMode::parse)]
+    pub sandbox: Option<forge_domain::sandbox::SandboxMode>,
 }
 
 fn parse_on_rate_limit(text: &str) -> Result<forge_domain::OnRateLimit, String> {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use forge_adapter_fs::{FsArtifactStore, FsWorkspace};
-use forge_adapter_process::TokioProcessRunner;
+use forge_adapter_sandbox::SandboxedRunner;
 use forge_adapter_sink::{HttpEventSink, SinkConfig};
 use forge_adapter_telemetry::{NoopMetrics, SystemClock, TracingLogger, UuidV7Ids};
 use forge_app::{CodeAgent, CodeAgentBuilder, ProviderRegistry, Runtime};
@@ -37,9 +37,31 @@ pub fn environment_redactor() -> Redactor {
     Redactor::new().with_secret_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
-/// The ports implemented by the real adapters: processes, the file system, `git`, tracing.
+/// The ports implemented by the real adapters: processes (the agent and its code confined as
+/// the user config's `[sandbox]` says: on unless set off), the file system, `git`, tracing.
 pub fn runtime() -> Runtime {
-    let runner: Arc<dyn ProcessRunner> = Arc::new(TokioProcessRunner::new());
+    let here = std::env::current_dir().unwrap_or_default();
+    let config = crate::sandbox::config(None, &here).unwrap_or_default();
+    runtime_with(crate::sandbox::runner(config))
+}
+
+/// [`runtime`] for a command that runs an agent: `--sandbox` over the user config, and a
+/// refusal (exit 2, reason and fix) when the sandbox is on and this machine cannot provide it.
+///
+/// # Errors
+/// [`Failure`] for a bad `[sandbox]` or an unavailable sandbox.
+pub async fn confined_runtime(
+    flags: &crate::args::ConfigFlags,
+) -> Result<Runtime, crate::exit::Failure> {
+    let config = crate::sandbox::config(flags.sandbox, &crate::config_load::workdir(flags))?;
+    let runner = crate::sandbox::runner(config);
+    crate::sandbox::require(&runner).await?;
+    Ok(runtime_with(runner))
+}
+
+/// [`runtime`] over a sandboxed runner the command chose (`--sandbox`, checked available).
+pub fn runtime_with(sandboxed: Arc<SandboxedRunner>) -> Runtime {
+    let runner: Arc<dyn ProcessRunner> = sandboxed;
     Runtime {
         runner: Arc::clone(&runner),
         workspace: Arc::new(FsWorkspace::new()),

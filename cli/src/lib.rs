@@ -44,6 +44,7 @@ pub mod npm_install;
 pub mod offline;
 mod output;
 mod prompt;
+mod sandbox;
 pub mod serve;
 mod signals;
 

@@ -22,6 +22,14 @@ pub enum FileChangeKind {
     Unknown,
 }
 
+/// What a sandbox refusal was about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenialKind {
+    Network,
+    Fs,
+}
+
 /// Where a step of the agent's plan stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -121,6 +129,15 @@ pub enum AgentEvent {
         wait_ms: u64,
         message: String,
     },
+    /// The sandbox refused something the agent (or its code) tried: a connection forge's
+    /// egress refused, or a file access where the mechanism reports one (issue 31).
+    SandboxDenied {
+        kind: DenialKind,
+        /// `host:port` for a connection, the path for a file.
+        target: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// An error the CLI reported; the run may go on (see `Completed`).
     Error {
         message: String,
@@ -176,6 +193,7 @@ impl AgentEvent {
             AgentEvent::Retry { .. } => "retry",
             AgentEvent::Warning { .. } => "warning",
             AgentEvent::RateLimitWait { .. } => "rate_limit_wait",
+            AgentEvent::SandboxDenied { .. } => "sandbox_denied",
             AgentEvent::Error { .. } => "error",
             AgentEvent::Completed { .. } => "completed",
             AgentEvent::Unknown { .. } => "unknown",

@@ -24,6 +24,7 @@ pub mod redact;
 pub mod request;
 pub mod result;
 pub mod review;
+pub mod sandbox;
 pub mod share;
 pub mod shared_text;
 pub mod status;
@@ -34,7 +35,7 @@ pub mod usage;
 
 pub use accumulate::EventAccumulator;
 pub use error::ForgeError;
-pub use event::{AgentEvent, FileChangeKind, PlanEntry, PlanStatus};
+pub use event::{AgentEvent, DenialKind, FileChangeKind, PlanEntry, PlanStatus};
 pub use hosted_tool::{
     HostedTool, ToolAnnotations, ToolErrorPolicy, ToolExecution, ToolName, ToolNameError,
 };

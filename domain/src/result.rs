@@ -96,6 +96,10 @@ pub struct ExecutionMetadata {
     /// How the run's events reached the event sink, when one was configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_sink: Option<SinkDelivery>,
+    /// How the run was confined: `off`, or `on (<mechanism>; <network>)`. `None` where the
+    /// process runner has no sandbox (tests with a fake runner).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// Delivery of one run's events to an event sink, as far as it got by the result.

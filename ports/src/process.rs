@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use forge_domain::sandbox::Confinement;
 use forge_domain::{EndedOrphan, ForgeError, Redactor};
 
 /// The child's environment: inherited (or cleared), then `remove`, then `set`.
@@ -61,6 +62,10 @@ pub struct Invocation {
     pub files: Vec<PreparedFile>,
     /// Shown in [`ForgeError::ExecutableNotFound`] when `program` cannot be found.
     pub install_hint: Option<String>,
+    /// Set for the agent and the code it wrote (the CLI, validation and install steps, MCP
+    /// command tools, ACP terminals): what the sandbox confines it to. `None` for forge's own
+    /// commands (git, version probes), which the sandbox leaves alone.
+    pub confinement: Option<Confinement>,
 }
 
 impl Invocation {
@@ -75,7 +80,15 @@ impl Invocation {
             stdin_open: false,
             files: Vec::new(),
             install_hint: None,
+            confinement: None,
         }
+    }
+
+    /// The same invocation, confined as `confinement` says.
+    #[must_use]
+    pub fn confined(mut self, confinement: Confinement) -> Self {
+        self.confinement = Some(confinement);
+        self
     }
 }
 
@@ -207,6 +220,12 @@ pub trait ProcessRunner: Send + Sync {
     /// Where `program` would be found: itself when it contains a `/` and exists, else the
     /// first match on PATH. `None` when not found (not an error: callers report it).
     fn locate(&self, program: &Path) -> Option<PathBuf>;
+
+    /// How this runner confines invocations that carry a confinement, for the run's result:
+    /// `off`, or `on (<mechanism>; <network>)`. `None`: it has no sandbox.
+    fn sandbox(&self) -> Option<String> {
+        None
+    }
 
     /// Ends the live processes that carry the marker of a run that is over (its forge is
     /// gone) and returns them: descendants that had left their run's process group when that

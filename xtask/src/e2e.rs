@@ -36,6 +36,7 @@ mod record;
 mod resume_cost;
 mod retry_events;
 mod review;
+mod sandbox;
 mod scenarios;
 mod select;
 mod server;
@@ -190,6 +191,12 @@ pub const GROUPS: &[Group] = &[
         run: queue_serve::run,
     },
     Group {
+        name: "sandbox",
+        about: "a steered agent's escapes (key, home, outside, git hook, shared /tmp, /proc environ): refused with the sandbox on, possible with --sandbox off",
+        scenarios: Vec::new,
+        run: sandbox::run,
+    },
+    Group {
         name: "demo",
         about: "`forge-code-agent demo`: the README's first command, with each CLI",
         scenarios: Vec::new,
@@ -309,6 +316,8 @@ pub fn setup_with(
             dir
         }
     };
+    // Agents run in bubblewrap by default (issue 31).
+    web::ensure_apt(&["bwrap"], &["bubblewrap"])?;
     let mut build = vec!["build", "-p", "forge-cli"];
     if release {
         build.push("--release");

@@ -142,6 +142,9 @@ impl Terminals {
         });
         let mut invocation = Invocation::new(&command.program, command.args.clone(), cwd);
         invocation.env.set.extend(command.env.iter().cloned());
+        // The agent's command: confined like the agent itself (issue 31).
+        let invocation =
+            invocation.confined(forge_domain::sandbox::Confinement::work_tree(&self.root));
         let options = SpawnOptions {
             // A longer line keeps only its start: never more than the limit is buffered.
             max_line_bytes: limit.max(1),

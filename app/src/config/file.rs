@@ -31,6 +31,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "tools",
     // Read by `review_file::parse_review_config`.
     "review",
+    // Read by `sandbox_file::parse_sandbox_config` (the user config only).
+    "sandbox",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",
@@ -444,7 +446,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, cache, delivery, store, server, queue, tools, review)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, cache, delivery, store, server, queue, tools, review, sandbox)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

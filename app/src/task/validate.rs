@@ -112,6 +112,8 @@ impl StepRunner {
             }
         });
         invocation.install_hint = Some("a POSIX shell (sh) is needed to run validation".into());
+        let caches = self.warm.as_ref().map(|w| w.dirs()).unwrap_or_default();
+        let invocation = crate::confine::code(invocation, dir, &caches);
         let options = SpawnOptions {
             stdout_log: log,
             redactor: self.redactor.clone(),

@@ -34,6 +34,14 @@ pub struct Warm {
     notes: Mutex<BTreeMap<CacheKind, StepCache>>,
 }
 
+impl Warm {
+    /// The cache directories the task's steps write (a sandboxed step may write nowhere else
+    /// outside its work tree).
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        self.claims.iter().map(|c| c.dir.clone()).collect()
+    }
+}
+
 impl std::fmt::Debug for Warm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Warm")

@@ -58,7 +58,11 @@ pub async fn run(args: DoctorArgs) -> Result<u8, Failure> {
         chosen,
         usable,
         providers,
-        project: project_checks(&runtime, &workdir(&flags)).await,
+        project: {
+            let mut checks = project_checks(&runtime, &workdir(&flags)).await;
+            checks.push(sandbox_check(&workdir(&flags)).await?);
+            checks
+        },
     };
     let stdout = std::io::stdout();
     let style = Style::detect(stdout.is_terminal());
@@ -171,6 +175,49 @@ async fn project_checks(runtime: &Runtime, workdir: &Path) -> Vec<Check> {
         hint,
     });
     checks
+}
+
+/// The sandbox: its mechanism and version, and what it protects (issue 31).
+async fn sandbox_check(workdir: &Path) -> Result<Check, Failure> {
+    use forge_domain::sandbox::SandboxMode;
+    let runner = crate::sandbox::runner(crate::sandbox::config(None, workdir)?);
+    if runner.mode() == SandboxMode::Off {
+        return Ok(Check {
+            check: "sandbox",
+            ok: true,
+            detail: "sandbox: off ([sandbox] mode = \"off\"): agents run unconfined".to_owned(),
+            hint: None,
+        });
+    }
+    Ok(match runner.mechanism().await {
+        Ok(m) => {
+            let network = if runner.network_confined() {
+                "network only through forge's egress"
+            } else {
+                "network NOT confined yet (shared with forge)"
+            };
+            Check {
+                check: "sandbox",
+                ok: true,
+                detail: format!(
+                    "sandbox: on, {} ({}): writes only in the work tree (its .git and dotfiles \
+                     read-only), the CLI's home and a private /tmp; ~/.ssh ~/.aws ~/.config/gcloud \
+                     ~/.azure ~/.kube ~/.docker ~/.gnupg ~/.netrc ~/.git-credentials and forge's \
+                     config and store hidden; its own PID namespace; secret variables dropped; \
+                     {network}",
+                    m.version,
+                    m.bwrap.display()
+                ),
+                hint: None,
+            }
+        }
+        Err(why) => Check {
+            check: "sandbox",
+            ok: false,
+            detail: format!("sandbox: unavailable: {}", why.reason),
+            hint: Some(format!("{}; or --sandbox off", why.fix)),
+        },
+    })
 }
 
 /// Creates `.forgecode/` if needed and writes and removes a probe file in it.

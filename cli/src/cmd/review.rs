@@ -114,9 +114,13 @@ pub async fn run(args: ReviewArgs) -> Result<u8, Failure> {
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_REVIEW_OUT_DIR)),
         ),
     };
-    let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
-        .and_then(|b| b.redactor(compose::environment_redactor()).build())
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let agent = CodeAgent::builder_from_config(
+        &config,
+        compose::registry(),
+        compose::confined_runtime(&flags).await?,
+    )
+    .and_then(|b| b.redactor(compose::environment_redactor()).build())
+    .map_err(|e| Failure::Usage(e.to_string()))?;
     agent.end_orphans_of_finished_runs().await;
     let provider = ProviderId::new(config.default_provider.value.clone())
         .map_err(|e| Failure::Usage(format!("--provider: {e}")))?;

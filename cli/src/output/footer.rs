@@ -50,6 +50,10 @@ pub fn render(style: Style, result: &ExecutionResult) -> Vec<String> {
     if let Some(run_id) = &m.run_id {
         parts.push(format!("run {run_id}"));
     }
+    // Said whenever the user chose to run the agent unconfined.
+    if m.sandbox.as_deref() == Some("off") {
+        parts.push(style.yellow("sandbox: off"));
+    }
     let mut lines = vec![parts.join(&style.dim(" · "))];
     if !m.changed_files.is_empty() {
         lines.push(format!(

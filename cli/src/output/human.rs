@@ -100,6 +100,16 @@ impl<'a> HumanRenderer<'a> {
             AgentEvent::Warning { message } => {
                 self.line(&format!("{} {message}", self.style.yellow("warning:")));
             }
+            AgentEvent::SandboxDenied { kind, target, .. } => {
+                let kind = match kind {
+                    forge_domain::DenialKind::Network => "connection to",
+                    forge_domain::DenialKind::Fs => "access to",
+                };
+                self.line(&format!(
+                    "{} {kind} {target}",
+                    self.style.yellow("sandbox denied:")
+                ));
+            }
             AgentEvent::Error { message, .. } => {
                 self.line(&format!("{} {message}", self.style.red("error:")));
             }

@@ -52,7 +52,8 @@ fn doctor_finds_a_present_binary_and_checks_the_project() {
         [
             ("workdir", true),
             ("git_repository", false),
-            ("forgecode_writable", true)
+            ("forgecode_writable", true),
+            ("sandbox", true)
         ]
     );
 }

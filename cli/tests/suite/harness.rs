@@ -16,7 +16,15 @@ impl Sandbox {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
-        std::fs::create_dir_all(dir.path().join("xdg")).unwrap();
+        std::fs::create_dir_all(dir.path().join("xdg/forge-code-agent")).unwrap();
+        // These tests are about forge's CLI, with fake agents whose pids they read and
+        // signal from outside: unconfined. The sandbox has its own tests (adapters/sandbox,
+        // the e2e group `sandbox`).
+        std::fs::write(
+            dir.path().join("xdg/forge-code-agent/config.toml"),
+            "[sandbox]\nmode = \"off\"\n",
+        )
+        .unwrap();
         Self { dir }
     }
 

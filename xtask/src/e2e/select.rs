@@ -133,7 +133,7 @@ mod tests {
     fn groups_and_scenarios_select_as_documented() {
         let everything = "cases[*] retry_events[*] resume_cost[*] serve[*] web[*] mcp[*] \
                           rate_limit[*] auto[*] task[*] warm[*] delivery[*] review[*] acp[*] \
-                          queue[*] queue_serve[*] demo[*]";
+                          queue[*] queue_serve[*] sandbox[*] demo[*]";
         check("", everything);
         check("-p codex", everything);
         // -s alone: the groups owning the names, narrowed to them.
@@ -166,7 +166,7 @@ mod tests {
         check(
             "--group tasks",
             "error: unknown group \"tasks\": cases, retry_events, resume_cost, serve, web, \
-             mcp, rate_limit, auto, task, warm, delivery, review, acp, queue, queue_serve, demo",
+             mcp, rate_limit, auto, task, warm, delivery, review, acp, queue, queue_serve, sandbox, demo",
         );
     }
 

@@ -44,11 +44,19 @@ fn free_port() -> anyhow::Result<u16> {
 /// `chromium` and `chromedriver` on PATH, installed with apt-get (through sudo when not
 /// root) when missing.
 pub fn ensure_browser() -> anyhow::Result<()> {
+    ensure_apt(
+        &["chromium", "chromedriver"],
+        &["chromium", "chromium-driver"],
+    )
+}
+
+/// `bins` on PATH, else `packages` installed with apt-get (through sudo when not root).
+pub fn ensure_apt(bins: &[&str], packages: &[&str]) -> anyhow::Result<()> {
     let have = |bin: &str| which_in_path(bin);
-    if have("chromium") && have("chromedriver") {
+    if bins.iter().all(|b| have(b)) {
         return Ok(());
     }
-    say("installing chromium and chromium-driver with apt-get");
+    say(&format!("installing {} with apt-get", packages.join(" ")));
     let root = Command::new("id")
         .arg("-u")
         .output()
@@ -70,10 +78,13 @@ pub fn ensure_browser() -> anyhow::Result<()> {
         Ok(())
     };
     apt(&["update", "-qq"])?;
-    apt(&["install", "-y", "-qq", "chromium", "chromium-driver"])?;
+    let mut install = vec!["install", "-y", "-qq"];
+    install.extend_from_slice(packages);
+    apt(&install)?;
     ensure!(
-        have("chromium") && have("chromedriver"),
-        "chromium or chromedriver still missing"
+        bins.iter().all(|b| have(b)),
+        "{} still missing after apt-get install",
+        bins.join(" or ")
     );
     Ok(())
 }

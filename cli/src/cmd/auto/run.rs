@@ -40,9 +40,13 @@ pub async fn run(args: AutoArgs) -> Result<u8, Failure> {
         return Ok(1);
     }
 
-    let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
-        .and_then(|b| b.redactor(compose::environment_redactor()).build())
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let agent = CodeAgent::builder_from_config(
+        &config,
+        compose::registry(),
+        compose::confined_runtime(&flags).await?,
+    )
+    .and_then(|b| b.redactor(compose::environment_redactor()).build())
+    .map_err(|e| Failure::Usage(e.to_string()))?;
     let permission: Option<PermissionMode> = args.permission_mode.map(Into::into);
     let shaper_config = config.clone();
     let shaper: RequestShaper = Arc::new(move |request| {

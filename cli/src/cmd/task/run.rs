@@ -76,17 +76,21 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let under_worker = std::env::var_os(progress::TASK_ID_ENV).is_some();
     task_config.limits.require_validation =
         args.require_validation || task_config.require_validation.unwrap_or(under_worker);
-    let agent = CodeAgent::builder_from_config(&config, compose::registry(), compose::runtime())
-        .and_then(|b| {
-            let redactor = compose::environment_redactor();
-            let mut b = b.redactor(redactor.clone());
-            // Under a worker the agent's events travel to the queue too.
-            if std::env::var_os(progress::TASK_ID_ENV).is_some() {
-                b = b.event_sink(Arc::new(progress::EventLines { redactor }));
-            }
-            b.build()
-        })
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let agent = CodeAgent::builder_from_config(
+        &config,
+        compose::registry(),
+        compose::confined_runtime(&flags).await?,
+    )
+    .and_then(|b| {
+        let redactor = compose::environment_redactor();
+        let mut b = b.redactor(redactor.clone());
+        // Under a worker the agent's events travel to the queue too.
+        if std::env::var_os(progress::TASK_ID_ENV).is_some() {
+            b = b.event_sink(Arc::new(progress::EventLines { redactor }));
+        }
+        b.build()
+    })
+    .map_err(|e| Failure::Usage(e.to_string()))?;
     let provider_name = config.default_provider.value.clone();
     let provider = ProviderId::new(provider_name.clone())
         .map_err(|e| Failure::Usage(format!("--provider: {e}")))?;

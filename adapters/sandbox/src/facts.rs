@@ -1,0 +1,99 @@
+//! What the machine says about one run: the paths the domain's plan needs.
+
+use std::path::{Path, PathBuf};
+
+use forge_domain::sandbox::FsFacts;
+
+/// The store and queue database files forge keeps in a checkout's `.forgecode/`.
+const FORGE_DB_FILES: &[&str] = &["forge.db", "forge.db-wal", "forge.db-shm"];
+
+/// The facts for a run of `program` in `work_tree`.
+pub fn gather(
+    work_tree: &Path,
+    program: &Path,
+    home: Option<PathBuf>,
+    forge_private: &[PathBuf],
+) -> FsFacts {
+    let mut reads = Vec::new();
+    let mut add_parent = |path: &Path| {
+        if let Some(dir) = path.parent() {
+            if !reads.iter().any(|r: &PathBuf| r == dir) {
+                reads.push(dir.to_path_buf());
+            }
+        }
+    };
+    add_parent(program);
+    if let Ok(real) = std::fs::canonicalize(program) {
+        add_parent(&real);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        add_parent(&exe);
+    }
+    let git = git_metadata(work_tree);
+    reads.extend(git.iter().cloned());
+    let mut private: Vec<PathBuf> = forge_private.to_vec();
+    let mut checkouts = vec![work_tree.to_path_buf()];
+    // A linked work tree's checkout is its common directory's parent.
+    if let Some(main) = git.last().and_then(|common| common.parent()) {
+        checkouts.push(main.to_path_buf());
+    }
+    for checkout in checkouts {
+        for file in FORGE_DB_FILES {
+            private.push(checkout.join(".forgecode").join(file));
+        }
+    }
+    FsFacts {
+        home,
+        reads,
+        forge_private: private,
+    }
+}
+
+/// A linked work tree's `gitdir:` and its common directory (last), when `.git` is a file.
+fn git_metadata(work_tree: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(work_tree.join(".git")) else {
+        return Vec::new();
+    };
+    let Some(dir) = text.trim().strip_prefix("gitdir:") else {
+        return Vec::new();
+    };
+    let gitdir = work_tree.join(dir.trim());
+    let mut out = vec![gitdir.clone()];
+    if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+        let common = gitdir.join(common.trim());
+        out.push(std::fs::canonicalize(&common).unwrap_or(common));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_linked_work_tree_reads_its_git_metadata_and_hides_the_checkouts_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let common = root.join("repo/.git");
+        let gitdir = common.join("worktrees/t1");
+        std::fs::create_dir_all(&gitdir).unwrap();
+        std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+        let tree = root.join("wt");
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(tree.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+        let facts = gather(&tree, Path::new("/usr/bin/claude"), None, &[]);
+        assert!(facts.reads.contains(&gitdir));
+        assert!(facts.reads.contains(&common));
+        assert!(facts.reads.contains(&PathBuf::from("/usr/bin")));
+        assert!(
+            facts
+                .forge_private
+                .contains(&root.join("repo/.forgecode/forge.db"))
+        );
+        assert!(
+            facts
+                .forge_private
+                .contains(&tree.join(".forgecode/forge.db"))
+        );
+    }
+}

@@ -1,0 +1,317 @@
+//! The sandbox around REAL processes (bubblewrap, the real process runner): each escape of
+//! issue 31 refused with the mode on and possible with it off, the work tree still writable,
+//! the kill ladder's SIGINT reaching the agent and nothing left running, and a machine
+//! without bubblewrap refusing to run unconfined.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers: a panic is a failing test"
+)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use forge_adapter_process::TokioProcessRunner;
+use forge_adapter_sandbox::{SandboxConfig, SandboxedRunner};
+use forge_domain::ForgeError;
+use forge_domain::sandbox::{Confinement, SandboxMode, SandboxSettings};
+use forge_ports::{Invocation, KillLadder, ProcessRunner, SpawnOptions, StdoutItem};
+
+struct Scene {
+    _dirs: Vec<tempfile::TempDir>,
+    home: PathBuf,
+    tree: PathBuf,
+    outside: PathBuf,
+}
+
+/// A fake home with a key, a work tree (a git checkout: `.git/hooks`), a directory outside.
+/// Not under /tmp unless asked: the private /tmp would hide them for the wrong reason.
+fn scene(tree_under_tmp: bool) -> Scene {
+    let base = env!("CARGO_TARGET_TMPDIR");
+    let home = tempfile::tempdir_in(base).unwrap();
+    let outside = tempfile::tempdir_in(base).unwrap();
+    let tree = if tree_under_tmp {
+        tempfile::tempdir_in("/tmp").unwrap()
+    } else {
+        tempfile::tempdir_in(base).unwrap()
+    };
+    std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+    std::fs::write(home.path().join(".ssh/id_rsa"), "PRIVATE KEY").unwrap();
+    std::fs::create_dir_all(tree.path().join(".git/hooks")).unwrap();
+    let paths = (
+        home.path().to_path_buf(),
+        tree.path().to_path_buf(),
+        outside.path().to_path_buf(),
+    );
+    Scene {
+        _dirs: vec![home, tree, outside],
+        home: paths.0,
+        tree: paths.1,
+        outside: paths.2,
+    }
+}
+
+fn runner(mode: SandboxMode, home: &Path, bwrap: &str) -> SandboxedRunner {
+    SandboxedRunner::new(
+        Arc::new(TokioProcessRunner::new()),
+        SandboxConfig {
+            settings: SandboxSettings {
+                mode,
+                ..SandboxSettings::default()
+            },
+            bwrap: bwrap.into(),
+            forge_private: Vec::new(),
+            home: Some(home.to_path_buf()),
+        },
+    )
+}
+
+/// Runs `script` confined to the scene's work tree; each line of the script's output.
+async fn run(runner: &SandboxedRunner, scene: &Scene, script: &str) -> String {
+    let mut invocation = Invocation::new("sh", vec!["-c".into(), script.into()], &scene.tree)
+        .confined(Confinement::work_tree(&scene.tree));
+    invocation
+        .env
+        .set
+        .insert("AWS_SECRET_ACCESS_KEY".into(), "s3cr3t".into());
+    let out = runner
+        .output(invocation, Duration::from_secs(30))
+        .await
+        .unwrap();
+    format!("{}{}", out.stdout, out.stderr)
+}
+
+const ESCAPES: &str = r#"
+H="$1"
+cat "$HOME_UNDER_TEST/.ssh/id_rsa" >/dev/null 2>&1 && echo read-key
+echo x > "$OUTSIDE/planted" 2>/dev/null && echo wrote-outside
+echo x > .git/hooks/pre-commit 2>/dev/null && echo wrote-hook
+echo x > /tmp/forge-sandbox-shared-$$ 2>/dev/null && echo tmp-$$
+cat /proc/*/environ 2>/dev/null | tr '\0' '\n' | grep -q s3cr3t && echo saw-secret
+echo x > in-tree && echo wrote-tree
+"#;
+
+fn escapes(scene: &Scene) -> String {
+    format!(
+        "HOME_UNDER_TEST='{}' OUTSIDE='{}'\n{ESCAPES}",
+        scene.home.display(),
+        scene.outside.display()
+    )
+}
+
+fn shared_tmp_written(output: &str) -> bool {
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("tmp-"))
+        .any(|pid| Path::new(&format!("/tmp/forge-sandbox-shared-{pid}")).exists())
+}
+
+#[tokio::test]
+async fn every_escape_is_refused_and_the_work_tree_stays_writable() {
+    for under_tmp in [false, true] {
+        let scene = scene(under_tmp);
+        let out = run(
+            &runner(SandboxMode::On, &scene.home, "bwrap"),
+            &scene,
+            &escapes(&scene),
+        )
+        .await;
+        for escape in ["read-key", "wrote-outside", "wrote-hook", "saw-secret"] {
+            assert!(
+                !out.contains(escape),
+                "{escape} (tree under /tmp: {under_tmp}): {out}"
+            );
+        }
+        assert!(!shared_tmp_written(&out), "{out}");
+        assert!(out.contains("wrote-tree"), "{out}");
+        assert!(scene.tree.join("in-tree").exists());
+        assert!(!scene.outside.join("planted").exists());
+        assert!(!scene.tree.join(".git/hooks/pre-commit").exists());
+    }
+}
+
+#[tokio::test]
+async fn with_the_sandbox_off_the_same_escapes_succeed() {
+    let scene = scene(false);
+    let out = run(
+        &runner(SandboxMode::Off, &scene.home, "bwrap"),
+        &scene,
+        &escapes(&scene),
+    )
+    .await;
+    for escape in [
+        "read-key",
+        "wrote-outside",
+        "wrote-hook",
+        "saw-secret",
+        "wrote-tree",
+    ] {
+        assert!(out.contains(escape), "{escape}: {out}");
+    }
+    assert!(shared_tmp_written(&out), "{out}");
+    for line in out.lines().filter_map(|l| l.strip_prefix("tmp-")) {
+        std::fs::remove_file(format!("/tmp/forge-sandbox-shared-{line}")).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn forge_own_commands_are_not_confined() {
+    let scene = scene(false);
+    let runner = runner(SandboxMode::On, &scene.home, "bwrap");
+    let script = format!("echo x > '{}/own' && echo ok", scene.outside.display());
+    let invocation = Invocation::new("sh", vec!["-c".into(), script], &scene.tree);
+    let out = runner
+        .output(invocation, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(out.stdout.trim(), "ok");
+}
+
+#[tokio::test]
+async fn without_bubblewrap_a_confined_run_is_refused_with_the_fix() {
+    let scene = scene(false);
+    let runner = runner(SandboxMode::On, &scene.home, "/nonexistent/bwrap");
+    let invocation = Invocation::new("true", Vec::new(), &scene.tree)
+        .confined(Confinement::work_tree(&scene.tree));
+    let err = runner
+        .output(invocation, Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    let ForgeError::InvalidRequest { reason } = err else {
+        panic!("{err:?}");
+    };
+    assert!(reason.contains("bubblewrap"), "{reason}");
+    assert!(reason.contains("apt-get install bubblewrap"), "{reason}");
+    assert!(reason.contains("--sandbox off"), "{reason}");
+    // Off: the same machine runs it unconfined, as chosen.
+    let off = runner_off_without_bwrap(&scene);
+    let invocation = Invocation::new("true", Vec::new(), &scene.tree)
+        .confined(Confinement::work_tree(&scene.tree));
+    assert_eq!(
+        off.output(invocation, Duration::from_secs(30))
+            .await
+            .unwrap()
+            .code,
+        Some(0)
+    );
+}
+
+fn runner_off_without_bwrap(scene: &Scene) -> SandboxedRunner {
+    runner(SandboxMode::Off, &scene.home, "/nonexistent/bwrap")
+}
+
+#[tokio::test]
+async fn the_kill_ladder_interrupt_reaches_the_agent_and_nothing_survives() {
+    let scene = scene(false);
+    let runner = runner(SandboxMode::On, &scene.home, "bwrap");
+    let script = "trap 'echo graceful; exit 7' INT; echo started; sleep 1000 & wait";
+    let invocation = Invocation::new("sh", vec!["-c".into(), script.into()], &scene.tree)
+        .confined(Confinement::work_tree(&scene.tree));
+    let mut child = runner
+        .spawn(invocation, SpawnOptions::default())
+        .await
+        .unwrap();
+    let pid = child.pid().unwrap();
+    let first = child.next_stdout().await.unwrap();
+    assert!(matches!(first, Some(StdoutItem::Line { ref text, .. }) if text == "started"));
+    child
+        .killer()
+        .shutdown(KillLadder {
+            interrupt_grace: Duration::from_secs(10),
+            terminate_grace: Duration::from_secs(10),
+        })
+        .await
+        .unwrap();
+    let mut lines = Vec::new();
+    while let Some(item) = child.next_stdout().await.unwrap() {
+        if let StdoutItem::Line { text, .. } = item {
+            lines.push(text);
+        }
+    }
+    let exit = child.wait().await.unwrap();
+    assert_eq!(lines, ["graceful"]);
+    assert_eq!(exit.code, Some(7), "{exit:?}");
+    // The whole group is gone: no process of it is left (the sleep included).
+    let group: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            let after = stat.rsplit_once(") ").map(|(_, rest)| rest.to_owned());
+            // Fields after the name: state, ppid, pgrp. Zombies are dead already.
+            after.is_some_and(|rest| {
+                let fields: Vec<&str> = rest.split(' ').collect();
+                fields[0] != "Z" && fields[2] == pid.to_string()
+            })
+        })
+        .collect();
+    assert!(group.is_empty(), "{group:?}");
+}
+
+/// The same walls for a user without privileges: the wrapped command line forge builds is
+/// run through `runuser` as an unprivileged user (made with `useradd` when missing).
+#[tokio::test]
+async fn an_unprivileged_user_is_confined_the_same() {
+    let is_root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .unwrap()
+        .stdout
+        .starts_with(b"0\n");
+    let scene = scene(true);
+    for dir in [&scene.home, &scene.tree, &scene.outside] {
+        let status = std::process::Command::new("chmod")
+            .args(["-R", "a+rwX"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let runner = runner(SandboxMode::On, &scene.home, "bwrap");
+    let invocation = Invocation::new(
+        "sh",
+        vec!["-c".into(), format!("id -u; {}", escapes(&scene))],
+        &scene.tree,
+    )
+    .confined(Confinement::work_tree(&scene.tree));
+    let wrapped = runner.wrap(invocation).await.unwrap();
+    let mut command = if is_root {
+        let user = "forgetest";
+        let exists = std::process::Command::new("id")
+            .arg(user)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        if !exists {
+            let made = std::process::Command::new("useradd")
+                .args(["--no-create-home", user])
+                .status()
+                .unwrap();
+            assert!(made.success(), "useradd {user}");
+        }
+        let mut c = std::process::Command::new("runuser");
+        c.args(["-u", user, "--"]).arg(&wrapped.program);
+        c
+    } else {
+        std::process::Command::new(&wrapped.program)
+    };
+    command
+        .args(&wrapped.args)
+        .current_dir(&scene.tree)
+        .env_clear()
+        .envs(&wrapped.env.set);
+    let out = command.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(text.lines().next(), Some("0"), "not unprivileged: {text}");
+    for escape in ["read-key", "wrote-outside", "wrote-hook", "saw-secret"] {
+        assert!(!text.contains(escape), "{escape}: {text}");
+    }
+    assert!(!shared_tmp_written(&text), "{text}");
+    assert!(text.contains("wrote-tree"), "{text}");
+}

@@ -1,0 +1,101 @@
+//! What one run is confined to: carried by the run's `Invocation`, set by the use case that
+//! knows the run (its work tree, its CLI home), enforced by the sandbox adapter.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// How the run may treat its work tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkTreeAccess {
+    #[default]
+    ReadWrite,
+    /// A review: the work tree is read, never written.
+    ReadOnly,
+}
+
+/// One run's confinement. `None` on an invocation means forge's own command (git, a
+/// version probe): not the agent, not its code.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Confinement {
+    /// The directory the agent works in (absolute).
+    pub work_tree: PathBuf,
+    pub access: WorkTreeAccess,
+    /// Writable besides the work tree: the run's private CLI home and state directories,
+    /// a build cache slot of the task. Writable even when the work tree is read-only.
+    pub writable: Vec<PathBuf>,
+    /// Environment variable names that are the provider's credentials: passed in although
+    /// they look like secrets (as placeholders once the egress injects the real value).
+    pub credentials: Vec<String>,
+    /// Relative to the user's home: the CLI's own state it writes when the run has no home
+    /// of its own (`.claude`, `.codex`, `.gemini`). Writable; the rest of the home is not.
+    pub user_state: Vec<PathBuf>,
+}
+
+/// Package caches in the user's home that builds and installs write (cargo's registry lock,
+/// npm's and pip's caches): writable for validation and install steps, which run offline
+/// builds against them.
+pub const TOOLCHAIN_CACHES_IN_HOME: &[&str] = &[
+    ".cargo/registry",
+    ".cargo/git",
+    ".cargo/.package-cache",
+    ".cargo/.package-cache-mutate",
+    ".cargo/.global-cache",
+    ".npm",
+    ".cache/pip",
+    ".cache/go-build",
+    "go/pkg/mod",
+];
+
+/// The state a shipped CLI writes in the user's home when it has no home of its own, by
+/// the provider's name or the program's (`claude-code-acp` is claude's).
+pub fn cli_state_in_home(name: &str) -> &'static [&'static str] {
+    if name.contains("claude") {
+        &[".claude", ".claude.json"]
+    } else if name.contains("codex") {
+        &[".codex"]
+    } else if name.contains("gemini") {
+        &[".gemini"]
+    } else {
+        &[]
+    }
+}
+
+impl Confinement {
+    /// The confinement of a run that writes only in `work_tree` (and private /tmp).
+    pub fn work_tree(work_tree: impl Into<PathBuf>) -> Self {
+        Self {
+            work_tree: work_tree.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Adds a writable directory (a CLI home), keeping the list free of duplicates.
+    #[must_use]
+    pub fn with_writable(mut self, dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        if !self.writable.contains(&dir) {
+            self.writable.push(dir);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_by_provider_or_program_name() {
+        assert_eq!(cli_state_in_home("claude"), [".claude", ".claude.json"]);
+        assert_eq!(
+            cli_state_in_home("claude-code-acp"),
+            [".claude", ".claude.json"]
+        );
+        assert_eq!(cli_state_in_home("codex"), [".codex"]);
+        assert_eq!(cli_state_in_home("gemini"), [".gemini"]);
+        assert!(cli_state_in_home("sh").is_empty());
+        assert!(cli_state_in_home("my-agent").is_empty());
+    }
+}

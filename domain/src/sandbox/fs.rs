@@ -1,0 +1,196 @@
+//! The file system a confined run sees, as an ordered list of mounts.
+//!
+//! Order matters (a later mount covers an earlier one): the system read-only, a private
+//! `/tmp`, then what must stay visible although it lies under `/tmp` (the CLI install, git
+//! metadata, the work tree), then the hidden secrets (they win over every read and write
+//! above), then the protected files inside the work tree, last the run's own writable
+//! directories (its CLI home lies under the protected `.forgecode`).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::confinement::{Confinement, WorkTreeAccess};
+use super::protected::{SYSTEM_HIDDEN, protected_in, secrets_in};
+
+/// One mount of the sandbox's view, each at the same path inside as outside.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "path")]
+pub enum Mount {
+    /// Bound read-only (a missing path is skipped).
+    ReadOnly(PathBuf),
+    /// Bound read-write.
+    Writable(PathBuf),
+    /// Bound read-write when it exists (a CLI's state in the user's home).
+    WritableIfPresent(PathBuf),
+    /// A fresh, empty, private tmpfs.
+    PrivateTmp(PathBuf),
+    /// A minimal `/dev`.
+    Dev(PathBuf),
+    /// A `/proc` of the sandbox's own PID namespace.
+    Proc(PathBuf),
+    /// Replaced by an empty directory or an empty file (a missing path is skipped).
+    Hidden(PathBuf),
+}
+
+/// What the adapter found out about the machine, for [`fs_plan`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FsFacts {
+    /// The user's home (`HOME`).
+    pub home: Option<PathBuf>,
+    /// Read-only paths that must stay visible even under `/tmp`: the CLI's installation
+    /// (`--binary` included, symlinks resolved), forge's own binary, the work tree's git
+    /// metadata outside it (`gitdir:` of a linked work tree and its common directory).
+    pub reads: Vec<PathBuf>,
+    /// forge's own files the agent never reads: its config file, store and queue database.
+    pub forge_private: Vec<PathBuf>,
+}
+
+/// The mounts of one confined run.
+pub fn fs_plan(confinement: &Confinement, facts: &FsFacts) -> Vec<Mount> {
+    let root = PathBuf::from("/");
+    let mut mounts = vec![
+        Mount::ReadOnly(root),
+        Mount::Dev(PathBuf::from("/dev")),
+        Mount::Proc(PathBuf::from("/proc")),
+        Mount::PrivateTmp(PathBuf::from("/tmp")),
+    ];
+    mounts.extend(
+        facts
+            .reads
+            .iter()
+            .filter(|p| under_tmp(p))
+            .cloned()
+            .map(Mount::ReadOnly),
+    );
+    let tree = confinement.work_tree.clone();
+    let writes_tree = confinement.access == WorkTreeAccess::ReadWrite;
+    mounts.push(if writes_tree {
+        Mount::Writable(tree.clone())
+    } else {
+        Mount::ReadOnly(tree.clone())
+    });
+    let hidden = facts
+        .home
+        .iter()
+        .flat_map(|home| secrets_in(home))
+        .chain(SYSTEM_HIDDEN.iter().map(PathBuf::from))
+        .chain(facts.forge_private.iter().cloned());
+    mounts.extend(hidden.map(Mount::Hidden));
+    if writes_tree {
+        mounts.extend(protected_in(&tree).into_iter().map(Mount::ReadOnly));
+    }
+    mounts.extend(confinement.writable.iter().cloned().map(Mount::Writable));
+    if let Some(home) = &facts.home {
+        mounts.extend(
+            confinement
+                .user_state
+                .iter()
+                .map(|rel| Mount::WritableIfPresent(home.join(rel))),
+        );
+    }
+    mounts
+}
+
+fn under_tmp(path: &Path) -> bool {
+    path.starts_with("/tmp")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts() -> FsFacts {
+        FsFacts {
+            home: Some("/home/u".into()),
+            reads: vec!["/opt/claude".into(), "/tmp/cli/bin".into()],
+            forge_private: vec!["/home/u/repo/.forgecode/forge.db".into()],
+        }
+    }
+
+    fn position(mounts: &[Mount], want: &Mount) -> usize {
+        mounts
+            .iter()
+            .position(|m| m == want)
+            .unwrap_or_else(|| panic!("{want:?} missing from {mounts:?}"))
+    }
+
+    #[test]
+    fn a_task_writes_its_tree_and_home_but_not_git_or_secrets() {
+        let confinement = Confinement::work_tree("/home/u/repo/.forgecode/worktrees/t1")
+            .with_writable("/home/u/repo/.forgecode/worktrees/t1/.forgecode/runs/r1/home");
+        let mounts = fs_plan(&confinement, &facts());
+        let tree = "/home/u/repo/.forgecode/worktrees/t1";
+        let writable = position(&mounts, &Mount::Writable(tree.into()));
+        let git = position(&mounts, &Mount::ReadOnly(format!("{tree}/.git").into()));
+        let hooks_dir_covered = git > writable;
+        assert!(
+            hooks_dir_covered,
+            "the .git bind must come after the tree's"
+        );
+        let forge = position(
+            &mounts,
+            &Mount::ReadOnly(format!("{tree}/.forgecode").into()),
+        );
+        let home = position(
+            &mounts,
+            &Mount::Writable(format!("{tree}/.forgecode/runs/r1/home").into()),
+        );
+        assert!(
+            home > forge,
+            "the CLI home is re-opened inside the protected .forgecode"
+        );
+        for secret in ["/home/u/.ssh", "/home/u/.aws", "/etc/shadow", "/run/user"] {
+            assert!(position(&mounts, &Mount::Hidden(secret.into())) > writable);
+        }
+        position(
+            &mounts,
+            &Mount::Hidden("/home/u/repo/.forgecode/forge.db".into()),
+        );
+        // Only reads under the private /tmp need binding again.
+        position(&mounts, &Mount::ReadOnly("/tmp/cli/bin".into()));
+        assert!(!mounts.contains(&Mount::ReadOnly("/opt/claude".into())));
+    }
+
+    #[test]
+    fn a_tree_under_tmp_stays_visible_after_the_private_tmp() {
+        let mounts = fs_plan(&Confinement::work_tree("/tmp/ws"), &FsFacts::default());
+        let tmp = position(&mounts, &Mount::PrivateTmp("/tmp".into()));
+        assert!(position(&mounts, &Mount::Writable("/tmp/ws".into())) > tmp);
+    }
+
+    #[test]
+    fn a_review_writes_nothing_but_its_cli_home() {
+        let mut confinement = Confinement::work_tree("/w").with_writable("/w/.forgecode/h");
+        confinement.access = WorkTreeAccess::ReadOnly;
+        let mounts = fs_plan(&confinement, &FsFacts::default());
+        let writable: Vec<_> = mounts
+            .iter()
+            .filter(|m| matches!(m, Mount::Writable(_)))
+            .collect();
+        assert_eq!(writable, vec![&Mount::Writable("/w/.forgecode/h".into())]);
+        position(&mounts, &Mount::ReadOnly("/w".into()));
+    }
+
+    #[test]
+    fn a_cli_without_a_home_of_its_own_writes_only_its_state_in_the_users() {
+        let mut confinement = Confinement::work_tree("/w");
+        confinement.user_state = vec![".claude".into(), ".claude.json".into()];
+        let mounts = fs_plan(&confinement, &facts());
+        let ssh = position(&mounts, &Mount::Hidden("/home/u/.ssh".into()));
+        assert!(position(&mounts, &Mount::WritableIfPresent("/home/u/.claude".into())) > ssh);
+        position(
+            &mounts,
+            &Mount::WritableIfPresent("/home/u/.claude.json".into()),
+        );
+        assert!(!mounts.contains(&Mount::Writable("/home/u".into())));
+    }
+
+    #[test]
+    fn the_system_is_read_only_first_and_proc_is_private() {
+        let mounts = fs_plan(&Confinement::work_tree("/w"), &FsFacts::default());
+        assert_eq!(mounts[0], Mount::ReadOnly("/".into()));
+        position(&mounts, &Mount::Proc("/proc".into()));
+        position(&mounts, &Mount::Dev("/dev".into()));
+    }
+}

@@ -1,0 +1,17 @@
+//! The sandbox's pure half (issue 31): what a run may read, write, see of the environment
+//! and reach on the network, as data and rules. The enforcement adapter
+//! (`adapters/sandbox`) turns these into a bubblewrap command line; the egress adapter
+//! (`adapters/egress`) asks [`net::decide`] for every connection.
+
+pub mod confinement;
+pub mod env;
+pub mod fs;
+pub mod net;
+pub mod protected;
+pub mod settings;
+
+pub use confinement::{Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home};
+pub use env::{EnvVerdict, env_verdict, provider_credentials};
+pub use fs::{FsFacts, Mount, fs_plan};
+pub use net::{Endpoint, HostPattern, NetPolicy, NetVerdict};
+pub use settings::{SandboxMode, SandboxSettings};
