@@ -162,7 +162,7 @@ const MASK_LIB_RS: &str = "pub fn data() -> &'static str {\n    include_str!(\".
 
 /// The test command of a masking repository, with the toolchain's homes spelled out (the
 /// case runs forge with a private `HOME`).
-fn mask_test_command(repo: Repo, dir: &Path) -> String {
+fn mask_test_command(repo: Repo) -> String {
     match repo {
         Repo::MaskCargo => {
             let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
@@ -170,10 +170,9 @@ fn mask_test_command(repo: Repo, dir: &Path) -> String {
                 std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
             let rustup_home =
                 std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
-            format!(
-                "env CARGO_HOME={cargo_home} RUSTUP_HOME={rustup_home} CARGO_TARGET_DIR={} cargo test --offline",
-                dir.join("cargo-target").display()
-            )
+            // The build stays in the work tree (`target/`, ignored): the sandbox lets the
+            // validation write nowhere else.
+            format!("env CARGO_HOME={cargo_home} RUSTUP_HOME={rustup_home} cargo test --offline")
         }
         _ => "python3 -m unittest".to_owned(),
     }
@@ -245,7 +244,7 @@ fn run_case(
     } else {
         toml.push_str(&format!(
             "\n[validation]\ntest = \"{}\"\n",
-            mask_test_command(case.repo, &dir)
+            mask_test_command(case.repo)
         ));
     }
     if case.lint {
@@ -265,7 +264,7 @@ fn run_case(
         (instruction, ORIGINAL_INSTRUCTIONS.to_vec()),
         (
             ".gitignore",
-            b".forgecode/\n__pycache__/\nCargo.lock\n".to_vec(),
+            b".forgecode/\n__pycache__/\nCargo.lock\n/target/\n".to_vec(),
         ),
     ];
     if case.lint {
