@@ -66,6 +66,8 @@ mod tests {
             ]
         );
         assert_eq!(env, ("FORGE_MCP_BEARER_TOKEN".into(), "tok".into()));
+        // The sandbox lets exactly this variable through to the agent.
+        assert!(forge_domain::sandbox::env::RUN_MARKERS.contains(&TOKEN_ENV));
         assert!(
             !args.iter().any(|a| a.contains("tok\"")),
             "no token in argv"

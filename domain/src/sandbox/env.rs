@@ -10,8 +10,11 @@
 /// Case-insensitive parts of a variable name that mark it as a secret.
 pub const SECRET_WORDS: &[&str] = &["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
 
-/// forge's run markers: a run id and a pid (orphan tracking, a command tool's run), kept.
-pub const RUN_MARKERS: &[&str] = &["FORGE_RUN_ID", "FORGE_RUN_OWNER"];
+/// forge's run markers: a run id and a pid (orphan tracking, a command tool's run), kept;
+/// and the bearer token of this run's own MCP server, which codex reads from the variable
+/// its configuration names (`bearer_token_env_var`): made for the run, it opens nothing but
+/// the server the sandbox lets the agent reach.
+pub const RUN_MARKERS: &[&str] = &["FORGE_RUN_ID", "FORGE_RUN_OWNER", "FORGE_MCP_BEARER_TOKEN"];
 
 /// Whole names that carry credentials or reach them without such a word.
 pub const SECRET_NAMES: &[&str] = &[
@@ -108,6 +111,9 @@ mod tests {
         check("FORGE_RUN_ID", Keep);
         check("FORGE_RUN_OWNER", Keep);
         check("FORGE_RUN_IDX", DropForge);
+        // The run's own MCP token (codex reads it from a variable); not other tokens of forge.
+        check("FORGE_MCP_BEARER_TOKEN", Keep);
+        check("FORGE_SERVER_TOKEN", DropForge);
         // The provider's credential and what env_pass names.
         check("ANTHROPIC_API_KEY", Credential);
         check("NPM_TOKEN", Keep);
