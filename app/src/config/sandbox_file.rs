@@ -132,6 +132,10 @@ mod tests {
         assert_eq!(ok(""), SandboxConfig::default());
         assert_eq!(
             ok("[review]\nout_dir = \"x\"\n").settings.mode,
+            SandboxMode::Off
+        );
+        assert_eq!(
+            ok("[sandbox]\nmode = \"on\"\n").settings.mode,
             SandboxMode::On
         );
         let full = ok(
