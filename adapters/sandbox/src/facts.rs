@@ -14,20 +14,32 @@ pub fn gather(
     home: Option<PathBuf>,
     forge_private: &[PathBuf],
 ) -> FsFacts {
-    let mut reads = Vec::new();
-    let mut add_parent = |path: &Path| {
-        if let Some(dir) = path.parent() {
-            if !reads.iter().any(|r: &PathBuf| r == dir) {
-                reads.push(dir.to_path_buf());
-            }
+    let mut reads: Vec<PathBuf> = Vec::new();
+    let mut add = |dir: &Path| {
+        if !reads.iter().any(|r| r == dir) {
+            reads.push(dir.to_path_buf());
         }
     };
-    add_parent(program);
-    if let Ok(real) = std::fs::canonicalize(program) {
-        add_parent(&real);
+    let real = std::fs::canonicalize(program).ok();
+    for path in std::iter::once(program).chain(real.as_deref()) {
+        if let Some(dir) = path.parent() {
+            add(dir);
+        }
+        // A CLI installed by npm runs code of sibling packages (codex's native binary lives
+        // in `@openai/codex-linux-*`): the whole `node_modules` it lies in is its
+        // installation, wherever that is (under the shared /tmp too, private inside).
+        let root = path
+            .ancestors()
+            .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+            .last();
+        if let Some(root) = root {
+            add(root);
+        }
     }
     if let Ok(exe) = std::env::current_exe() {
-        add_parent(&exe);
+        if let Some(dir) = exe.parent() {
+            add(dir);
+        }
     }
     let git = git_metadata(work_tree);
     reads.extend(git.iter().cloned());
