@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use forge_adapter_fs::{FsArtifactStore, FsWorkspace};
+use forge_adapter_process::TokioProcessRunner;
 use forge_adapter_sandbox::SandboxedRunner;
 use forge_adapter_sink::{HttpEventSink, SinkConfig};
 use forge_adapter_telemetry::{NoopMetrics, SystemClock, TracingLogger, UuidV7Ids};
@@ -35,6 +36,12 @@ pub fn registry() -> ProviderRegistry {
 pub fn environment_redactor() -> Redactor {
     let env: Vec<(String, String)> = std::env::vars().collect();
     Redactor::new().with_secret_env(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
+/// `git` through a process runner of its own: for the commands that read a repository
+/// before (or without) composing a runtime.
+pub fn git() -> GitCli {
+    GitCli::new(Arc::new(TokioProcessRunner::new()))
 }
 
 /// The ports implemented by the real adapters: processes (the agent and its code confined as

@@ -12,19 +12,21 @@ use forge_app::config::{
 use crate::args::ConfigFlags;
 use crate::compose;
 
+/// forge's own environment, as the layers read it (names that are not UTF-8 left out).
+fn process_env() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+        .collect()
+}
+
 /// The effective configuration for `flags`, from the real environment and files, checked
 /// against the providers of [`compose::registry`].
 ///
 /// # Errors
 /// [`ConfigError`] naming the file, variable or flag, the key and the reason.
 pub fn load_config(flags: &ConfigFlags) -> Result<EffectiveConfig, ConfigError> {
-    let env: BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
-        .collect();
-    let names = compose::provider_names(&compose::registry());
-    let known: Vec<&str> = names.iter().map(String::as_str).collect();
     let project = read_file(&workdir(flags).join(PROJECT_FILE), false)?;
-    load_from(flags, &env, &known, project)
+    load_with_project(flags, project)
 }
 
 /// Like [`load_config`] for a task on a repository URL: the repository's own layer (its
@@ -37,12 +39,18 @@ pub fn load_config_for_url(
     flags: &ConfigFlags,
     repository: Option<Layer>,
 ) -> Result<EffectiveConfig, ConfigError> {
-    let env: BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
-        .collect();
+    load_with_project(flags, repository)
+}
+
+/// The layers of the real environment and files with `project` where a project's
+/// `forge.toml` stands, checked against the registered providers.
+fn load_with_project(
+    flags: &ConfigFlags,
+    project: Option<Layer>,
+) -> Result<EffectiveConfig, ConfigError> {
     let names = compose::provider_names(&compose::registry());
     let known: Vec<&str> = names.iter().map(String::as_str).collect();
-    load_from(flags, &env, &known, repository)
+    load_from(flags, &process_env(), &known, project)
 }
 
 pub(crate) fn load_from(
@@ -86,9 +94,7 @@ pub(crate) fn workdir(flags: &ConfigFlags) -> PathBuf {
 
 /// The user configuration file's path (whether or not it exists), from the real environment.
 pub(crate) fn user_config_file() -> Option<PathBuf> {
-    let env: BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
-        .collect();
+    let env = process_env();
     user_config_path(&env)
 }
 

@@ -143,7 +143,7 @@ pub fn open_for_url(
 
 /// `forge.toml` of the repository in forge's cache at its default branch's head.
 async fn head_file(cache: &Path, url: &str) -> Result<Option<RepoFile>, Failure> {
-    let vcs = GitCli::new(compose::runtime().runner);
+    let vcs = compose::git();
     let head = vcs
         .resolve_commit(cache, "HEAD")
         .await

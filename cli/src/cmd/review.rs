@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
-use forge_adapter_git::GitCli;
-use forge_adapter_process::TokioProcessRunner;
 use forge_app::CodeAgent;
 use forge_app::config::{DEFAULT_REVIEW_OUT_DIR, ReviewConfig, parse_review_config};
 use forge_app::from_config::apply_request_defaults;
@@ -131,7 +129,7 @@ pub async fn run(args: ReviewArgs) -> Result<u8, Failure> {
     let reviewer = Reviewer::new(
         agent,
         ReviewPorts {
-            vcs: Arc::new(GitCli::new(Arc::new(TokioProcessRunner::new()))),
+            vcs: Arc::new(crate::compose::git()),
             redactor: redactor.clone(),
         },
     );

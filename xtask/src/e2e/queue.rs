@@ -151,9 +151,34 @@ pub(super) fn forge(suite: &Suite, home: &Path, env: &[(String, String)]) -> Com
 /// `main`) every worker clones by URL.
 pub(super) struct QueueCase {
     pub dir: PathBuf,
-    pub model: ServerProcess,
+    /// The fake model, served as long as the case lives.
+    pub _model: ServerProcess,
     pub offline: offline::OfflineProvider,
     pub env: Vec<(String, String)>,
+}
+
+impl QueueCase {
+    /// `forge-code-agent worker --name NAME` on the queue `db`, as the machine
+    /// `machine-NAME` of this case (its own HOME with the CLI's configuration), logging to
+    /// `worker-NAME.log`.
+    pub(super) fn start_worker(
+        &self,
+        suite: &Suite,
+        db: &str,
+        name: &str,
+    ) -> anyhow::Result<Worker> {
+        let home = self.dir.join(format!("machine-{name}"));
+        std::fs::create_dir_all(&home)?;
+        std::fs::write(home.join("forge-config.toml"), self.offline.project_toml())?;
+        let log = std::fs::File::create(self.dir.join(format!("worker-{name}.log")))?;
+        let child = forge(suite, &home, &self.env)
+            .args(["worker", "--queue", db, "--name", name])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .context("starting a worker")?;
+        Ok(Worker(child))
+    }
 }
 
 pub(super) fn prepare_case(
@@ -222,19 +247,15 @@ pub(super) fn prepare_case_with(
     git(&dir, &["clone", "-q", "--bare", "src", "remote.git"])?;
     Ok(QueueCase {
         dir,
-        model,
+        _model: model,
         offline,
         env,
     })
 }
 
 fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
-    let QueueCase {
-        dir,
-        model,
-        offline,
-        env,
-    } = prepare_case(suite, root, "queue", provider)?;
+    let case = prepare_case(suite, root, "queue", provider)?;
+    let (dir, env) = (&case.dir, &case.env);
     // A reflog line per ref update: a branch pushed twice would show two.
     git(
         &dir.join("remote.git"),
@@ -242,32 +263,22 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     )?;
     let repo = format!("file://{}", dir.join("remote.git").display());
     let db = FreshDb::create_blocking();
-    let mut workers = Vec::new();
-    for name in ["a", "b"] {
-        let home = dir.join(format!("machine-{name}"));
-        std::fs::create_dir_all(&home)?;
-        std::fs::write(home.join("forge-config.toml"), offline.project_toml())?;
-        let log = std::fs::File::create(dir.join(format!("worker-{name}.log")))?;
-        let child = forge(suite, &home, &env)
-            .args(["worker", "--queue", &db.url, "--name", name])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .context("starting a worker")?;
-        workers.push(Worker(child));
-    }
+    let workers = [
+        case.start_worker(suite, &db.url, "a")?,
+        case.start_worker(suite, &db.url, "b")?,
+    ];
     let submitter = dir.join("submitter");
     std::fs::create_dir_all(&submitter)?;
     std::fs::write(submitter.join("forge-config.toml"), "")?;
     let id = submit(
         suite,
-        (&submitter, &env),
+        (&submitter, env),
         &db.url,
         &repo,
         provider,
         "Write the answer to answer.txt.",
     )?;
-    let status = final_status(suite, &submitter, &env, &db.url, &id)?;
+    let status = final_status(suite, &submitter, env, &db.url, &id)?;
     let check = |what: &str, ok: bool| -> anyhow::Result<()> {
         anyhow::ensure!(ok, "{what}: {status}");
         Ok(())
@@ -295,7 +306,7 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     )?;
     delivered_once(&dir.join("remote.git"), &id)?;
     drop(workers);
-    drop(model);
+    drop(case);
     Ok(())
 }
 

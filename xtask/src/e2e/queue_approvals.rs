@@ -8,7 +8,7 @@
 //! updated once, one commit with the task's trailer, and `approved, delivered` in the queue.
 
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -16,21 +16,15 @@ use forge_testkit::postgres::FreshDb;
 use serde_json::Value;
 
 use super::case_run::Suite;
-use super::queue::{
-    QueueCase, Worker, delivered_once, final_status, forge, git, prepare_case_of, submit,
-};
+use super::queue::{delivered_once, final_status, forge, git, prepare_case_of, submit};
 
 pub(super) const CASE: &str = "queue_approval";
 const SCENARIO: &str = "delivery_env";
 const LIMIT: Duration = Duration::from_secs(120);
 
 pub(super) fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
-    let QueueCase {
-        dir,
-        model,
-        offline,
-        env,
-    } = prepare_case_of(suite, root, "queue", provider, SCENARIO)?;
+    let case = prepare_case_of(suite, root, "queue", provider, SCENARIO)?;
+    let (dir, env) = (&case.dir, &case.env);
     // A reflog line per ref update: a branch pushed twice would show two.
     git(
         &dir.join("remote.git"),
@@ -41,29 +35,20 @@ pub(super) fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> an
     let home = |name: &str| -> anyhow::Result<std::path::PathBuf> {
         let home = dir.join(name);
         std::fs::create_dir_all(&home)?;
-        std::fs::write(home.join("forge-config.toml"), offline.project_toml())?;
+        std::fs::write(home.join("forge-config.toml"), case.offline.project_toml())?;
         Ok(home)
     };
-    let worker_home = home("machine-a")?;
-    let log = std::fs::File::create(dir.join("worker-a.log"))?;
-    let worker = Worker(
-        forge(suite, &worker_home, &env)
-            .args(["worker", "--queue", &db.url, "--name", "a"])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .context("starting a worker")?,
-    );
+    let worker = case.start_worker(suite, &db.url, "a")?;
     let approver = home("approver")?;
     let id = submit(
         suite,
-        (&approver, &env),
+        (&approver, env),
         &db.url,
         &repo,
         provider,
         "Write the answer to answer.txt and configure the uploader.",
     )?;
-    let status = final_status(suite, &approver, &env, &db.url, &id)?;
+    let status = final_status(suite, &approver, env, &db.url, &id)?;
     let check = |what: &str, ok: bool, shown: &Value| -> anyhow::Result<()> {
         anyhow::ensure!(ok, "{what}: {shown}");
         Ok(())
@@ -76,7 +61,7 @@ pub(super) fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> an
         &status,
     )?;
     let approvals = |args: &[&str]| -> anyhow::Result<Output> {
-        Ok(forge(suite, &approver, &env)
+        Ok(forge(suite, &approver, env)
             .arg("approvals")
             .args(args)
             .args(["--queue", &db.url])
@@ -121,6 +106,6 @@ pub(super) fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> an
     )?;
     delivered_once(&dir.join("remote.git"), &id)?;
     drop(worker);
-    drop(model);
+    drop(case);
     Ok(())
 }

@@ -9,17 +9,12 @@
 //!   nothing is pushed.
 
 use std::path::Path;
-use std::process::Stdio;
 
-use anyhow::Context;
 use forge_testkit::postgres::FreshDb;
 use serde_json::Value;
 
 use super::case_run::Suite;
-use super::queue::{
-    QueueCase, REPO_FORGE_TOML, Worker, delivered_once, final_status, forge, git,
-    prepare_case_with, submit,
-};
+use super::queue::{REPO_FORGE_TOML, delivered_once, final_status, git, prepare_case_with, submit};
 
 pub(super) const FIX_CASE: &str = "queue_repo_fix";
 pub(super) const HOLD_CASE: &str = "queue_repo_hold";
@@ -36,44 +31,29 @@ fn one_task(
     provider: &'static str,
     (scenario, forge_toml): (&str, &str),
 ) -> anyhow::Result<(Value, std::path::PathBuf)> {
-    let QueueCase {
-        dir,
-        model,
-        offline,
-        env,
-    } = prepare_case_with(suite, root, "queue", provider, (scenario, forge_toml))?;
+    let case = prepare_case_with(suite, root, "queue", provider, (scenario, forge_toml))?;
+    let (dir, env) = (case.dir.clone(), &case.env);
     git(
         &dir.join("remote.git"),
         &["config", "core.logAllRefUpdates", "always"],
     )?;
     let repo = format!("file://{}", dir.join("remote.git").display());
     let db = FreshDb::create_blocking();
-    let home = dir.join("machine-a");
-    std::fs::create_dir_all(&home)?;
-    std::fs::write(home.join("forge-config.toml"), offline.project_toml())?;
-    let log = std::fs::File::create(dir.join("worker-a.log"))?;
-    let worker = Worker(
-        forge(suite, &home, &env)
-            .args(["worker", "--queue", &db.url, "--name", "a"])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .context("starting a worker")?,
-    );
+    let worker = case.start_worker(suite, &db.url, "a")?;
     let submitter = dir.join("submitter");
     std::fs::create_dir_all(&submitter)?;
     std::fs::write(submitter.join("forge-config.toml"), "")?;
     let id = submit(
         suite,
-        (&submitter, &env),
+        (&submitter, env),
         &db.url,
         &repo,
         provider,
         "Write the answer to answer.txt.",
     )?;
-    let status = final_status(suite, &submitter, &env, &db.url, &id)?;
+    let status = final_status(suite, &submitter, env, &db.url, &id)?;
     drop(worker);
-    drop(model);
+    drop(case);
     Ok((status, dir))
 }
 

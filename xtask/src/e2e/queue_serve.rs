@@ -121,21 +121,7 @@ pub(super) fn start_front_of(
     let (dir, env) = (&case.dir, &case.env);
     let repo = format!("file://{}", dir.join("remote.git").display());
     let db = FreshDb::create_blocking();
-    let machine = dir.join("machine-a");
-    std::fs::create_dir_all(&machine)?;
-    std::fs::write(
-        machine.join("forge-config.toml"),
-        case.offline.project_toml(),
-    )?;
-    let log = std::fs::File::create(dir.join("worker.log"))?;
-    let worker = Worker(
-        forge(suite, &machine, env)
-            .args(["worker", "--queue", &db.url, "--name", "a"])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .context("starting the worker")?,
-    );
+    let worker = case.start_worker(suite, &db.url, "a")?;
     let front = dir.join("front");
     std::fs::create_dir_all(&front)?;
     std::fs::write(front.join("forge-config.toml"), "")?;

@@ -1,8 +1,6 @@
 //! Reading one file of a commit with the real git, in a bare mirror as forge's cache of a
 //! URL is: the commit's version, not the checkout's; a missing file is `None`.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use forge_adapter_git::GitCli;
@@ -10,20 +8,7 @@ use forge_adapter_process::TokioProcessRunner;
 use forge_domain::ForgeError;
 use forge_ports::Vcs;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
+use super::git;
 
 #[tokio::test]
 async fn a_file_of_a_commit_in_a_bare_mirror() {

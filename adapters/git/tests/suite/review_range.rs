@@ -2,7 +2,6 @@
 //! (whole, however large), a detached work tree at the head.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use forge_adapter_git::GitCli;
@@ -10,20 +9,7 @@ use forge_adapter_process::TokioProcessRunner;
 use forge_domain::review::{DiffChange, parse_patch};
 use forge_ports::Vcs;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
+use super::git;
 
 fn write(dir: &Path, path: &str, text: &str) {
     let path = dir.join(path);

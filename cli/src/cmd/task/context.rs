@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use forge_app::task::preview::{ContextPreview, preview};
 use forge_domain::ForgeError;
-use forge_domain::task::{ContextFile, Goal, TaskSpec};
 
 use super::TaskContextArgs;
 use super::execute::{read_task_config, task_ports};
@@ -23,23 +22,17 @@ pub async fn run(args: TaskContextArgs) -> Result<u8, Failure> {
     let repo = std::fs::canonicalize(&repo)
         .map_err(|e| Failure::Usage(format!("--repo {}: {e}", repo.display())))?;
     let config = read_task_config(&repo)?;
-    let mut spec = TaskSpec::new(task_text);
-    spec.expected = args.expected;
-    spec.task_type = args.task_type.map(Into::into);
-    spec.goal = Goal {
-        title: args.goal_title,
-        description: args.goal_description,
+    // The same brief as `task run`'s (its `--expected` says it is ranked with the task).
+    let brief = super::TaskBriefArgs {
+        expected: args.expected,
+        task_type: args.task_type,
+        goal_title: args.goal_title,
+        goal_description: args.goal_description,
+        context_files: args.context_files,
     };
+    let mut spec = brief.spec(task_text)?;
     spec.base = args.base;
     spec.context_chars = config.context_chars;
-    for path in &args.context_files {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::Usage(format!("--context-file {}: {e}", path.display())))?;
-        spec.context_files.push(ContextFile {
-            name: path.display().to_string(),
-            text,
-        });
-    }
     let runtime = compose::runtime();
     let ports = task_ports(Arc::clone(&runtime.runner), &config.cache);
     let scratch = scratch_dir(&repo);

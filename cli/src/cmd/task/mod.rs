@@ -94,13 +94,9 @@ impl From<TaskTypeArg> for TaskType {
     }
 }
 
+/// What a task is about, beside its text: `task run` and `task context` take the same.
 #[derive(Debug, Args)]
-pub struct TaskRunArgs {
-    #[command(flatten)]
-    pub config: ConfigFlags,
-    /// The repository: a local path or a URL (cloned into a cache, fetched on later runs)
-    #[arg(long, value_name = "PATH|URL", default_value = ".")]
-    pub repo: String,
+pub struct TaskBriefArgs {
     /// What the result should be
     #[arg(long, value_name = "TEXT")]
     pub expected: Option<String>,
@@ -116,6 +112,42 @@ pub struct TaskRunArgs {
     /// Research notes handed to the agent (repeatable)
     #[arg(long = "context-file", value_name = "FILE")]
     pub context_files: Vec<PathBuf>,
+}
+
+impl TaskBriefArgs {
+    /// The task's spec: `task_text` with this brief (the context files read).
+    ///
+    /// # Errors
+    /// A usage error naming a context file that cannot be read.
+    pub fn spec(self, task_text: String) -> Result<forge_domain::task::TaskSpec, Failure> {
+        let mut spec = forge_domain::task::TaskSpec::new(task_text);
+        spec.expected = self.expected;
+        spec.task_type = self.task_type.map(Into::into);
+        spec.goal = forge_domain::task::Goal {
+            title: self.goal_title,
+            description: self.goal_description,
+        };
+        for path in &self.context_files {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::Usage(format!("--context-file {}: {e}", path.display())))?;
+            spec.context_files.push(forge_domain::task::ContextFile {
+                name: path.display().to_string(),
+                text,
+            });
+        }
+        Ok(spec)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct TaskRunArgs {
+    #[command(flatten)]
+    pub config: ConfigFlags,
+    /// The repository: a local path or a URL (cloned into a cache, fetched on later runs)
+    #[arg(long, value_name = "PATH|URL", default_value = ".")]
+    pub repo: String,
+    #[command(flatten)]
+    pub brief: TaskBriefArgs,
     /// Start the task's branch from this ref [default: HEAD]
     #[arg(long, value_name = "REF")]
     pub base: Option<String>,

@@ -12,7 +12,7 @@ use forge_domain::task::TaskId;
 use forge_app::CodeAgent;
 use forge_app::config::TaskConfig;
 use forge_app::from_config::apply_request_defaults;
-use forge_domain::task::{ContextFile, Goal, StopReason, TaskOutcome, TaskSpec};
+use forge_domain::task::{StopReason, TaskOutcome};
 use forge_domain::{PermissionMode, ProviderId};
 
 use super::TaskRunArgs;
@@ -103,26 +103,12 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
             .map_or(PermissionMode::Bypass, Into::into),
     );
     let section = config.provider(&provider_name);
-    let mut spec = TaskSpec::new(task_text);
-    spec.expected = args.expected;
-    spec.task_type = args.task_type.map(Into::into);
-    spec.goal = Goal {
-        title: args.goal_title,
-        description: args.goal_description,
-    };
+    let mut spec = args.brief.spec(task_text)?;
     // A URL task starts from the commit its configuration was read at.
     spec.base = match &url_repo {
         Some(url) => Some(url.base.clone()),
         None => args.base,
     };
-    for path in &args.context_files {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::Usage(format!("--context-file {}: {e}", path.display())))?;
-        spec.context_files.push(ContextFile {
-            name: path.display().to_string(),
-            text,
-        });
-    }
     let choice = ProviderChoice {
         provider,
         model: section.model.map(|m| m.value),

@@ -6,10 +6,8 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use forge_adapter_git::GitCli;
-use forge_adapter_process::TokioProcessRunner;
 use forge_app::config::{
     DeliveryConfig, IgnoredKeys, Layer, PROJECT_FILE, TaskConfig, delivery_keys,
     parse_delivery_config, parse_file, parse_task_config, repository_delivery, repository_layer,
@@ -40,7 +38,7 @@ pub struct UrlRepo {
 
 /// Clones or fetches `url` into `cache_dir` and reads `forge.toml` at `base`.
 pub async fn open(url: &str, cache_dir: &Path, base: Option<&str>) -> Result<UrlRepo, Failure> {
-    let vcs = GitCli::new(Arc::new(TokioProcessRunner::new()));
+    let vcs = crate::compose::git();
     let cache = vcs.clone_or_fetch(url, cache_dir).await.map_err(failure)?;
     let rev = base.unwrap_or("HEAD");
     let commit = vcs
