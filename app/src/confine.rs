@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use forge_domain::sandbox::{
     Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home, provider_credentials,
+    state_dirs_named,
 };
 use forge_domain::{ExecutionRequest, PermissionMode};
 use forge_ports::{Invocation, InvocationContext};
@@ -35,33 +36,25 @@ pub fn agent(
         Some(home) => confinement = confinement.with_writable(home),
         None => {
             confinement.user_state = by_name(cli_state_in_home).iter().map(Into::into).collect();
-            // A home the provider prepared for the run below its bundle (gemini's view of
-            // the user's home): the directories of its files, never the bundle itself.
-            for dir in prepared_dirs(&invocation, &ctx.run_dir) {
-                confinement = confinement.with_writable(dir);
-            }
         }
+    }
+    // The state directories the invocation names (a provider's `env`, gemini's view of the
+    // user's home below the run bundle): the CLI was told to write there.
+    let named = state_dirs_named(
+        invocation
+            .env
+            .set
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    for dir in named {
+        confinement = confinement.with_writable(dir);
     }
     confinement.credentials = by_name(provider_credentials)
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
     invocation.confined(confinement)
-}
-
-/// The directories below `run_dir` (not `run_dir` itself) that hold files the invocation
-/// prepares: where a CLI keeps its state for the run.
-fn prepared_dirs(invocation: &Invocation, run_dir: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = invocation
-        .files
-        .iter()
-        .filter_map(|f| f.path.parent())
-        .filter(|d| d.starts_with(run_dir) && *d != run_dir)
-        .map(Path::to_path_buf)
-        .collect();
-    dirs.sort();
-    dirs.dedup();
-    dirs
 }
 
 /// Code the agent wrote or asked for, run by forge in the work tree (validation and install

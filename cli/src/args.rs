@@ -145,7 +145,7 @@ pub struct ConfigFlags {
     #[arg(long, value_name = "wait|fail", value_parser = parse_on_rate_limit)]
     pub on_rate_limit: Option<forge_domain::OnRateLimit>,
     /// Confine the agent and its code (bubblewrap): on, or off to run unconfined
-    /// [default: [sandbox] mode of the user config, else off in this version]
+    /// [default: [sandbox] mode of the user config, else on]
     #[arg(long, value_name = "on|off", value_parser = forge_domain::sandbox::SandboxMode::parse)]
     pub sandbox: Option<forge_domain::sandbox::SandboxMode>,
 }

@@ -21,6 +21,8 @@ const STEPS: &[&[&str]] = &[
 ];
 
 pub fn run() -> anyhow::Result<()> {
+    // Agents run in bubblewrap by default (issue 31): the tests that start one need it.
+    crate::e2e::web::ensure_apt(&["bwrap"], &["bubblewrap"])?;
     for args in STEPS {
         cargo(args)?;
     }

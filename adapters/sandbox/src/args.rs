@@ -62,13 +62,17 @@ pub fn bwrap_args(
                 let p = text(p)?;
                 push(&mut out, &["--ro-bind-try", p, p]);
             }
+            // A secret hidden again after a writable bind (the plan re-hides those under
+            // one) must be emitted again: the dedup starts over.
             Mount::Writable(p) => {
                 let p = text(p)?;
                 push(&mut out, &["--bind", p, p]);
+                hidden.clear();
             }
             Mount::WritableIfPresent(p) => {
                 let p = text(p)?;
                 push(&mut out, &["--bind-try", p, p]);
+                hidden.clear();
             }
             Mount::PrivateTmp(p) => push(&mut out, &["--tmpfs", text(p)?]),
             Mount::Dev(p) => push(&mut out, &["--dev", text(p)?]),
@@ -118,7 +122,7 @@ mod tests {
         };
         let kind = |p: &Path| {
             let k = match p.to_str() {
-                Some("/home/u/.ssh") => PathKind::Dir,
+                Some("/home/u" | "/home/u/.ssh") => PathKind::Dir,
                 Some("/home/u/.netrc") => PathKind::File,
                 _ => PathKind::Missing,
             };
@@ -136,6 +140,20 @@ mod tests {
             args,
             "--unshare-user --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try \
              --die-with-parent --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+             --tmpfs /home/u --ro-bind-try /home/u/.cargo /home/u/.cargo \
+             --ro-bind-try /home/u/.rustup /home/u/.rustup --ro-bind-try /home/u/.npm /home/u/.npm \
+             --ro-bind-try /home/u/.npm-global /home/u/.npm-global \
+             --ro-bind-try /home/u/.nvm /home/u/.nvm --ro-bind-try /home/u/.volta /home/u/.volta \
+             --ro-bind-try /home/u/.bun /home/u/.bun --ro-bind-try /home/u/.deno /home/u/.deno \
+             --ro-bind-try /home/u/.pyenv /home/u/.pyenv --ro-bind-try /home/u/.rbenv /home/u/.rbenv \
+             --ro-bind-try /home/u/.sdkman /home/u/.sdkman \
+             --ro-bind-try /home/u/.gradle /home/u/.gradle --ro-bind-try /home/u/.m2 /home/u/.m2 \
+             --ro-bind-try /home/u/go /home/u/go --ro-bind-try /home/u/.local/bin /home/u/.local/bin \
+             --ro-bind-try /home/u/.local/lib /home/u/.local/lib \
+             --ro-bind-try /home/u/.cache/pip /home/u/.cache/pip \
+             --ro-bind-try /home/u/.cache/go-build /home/u/.cache/go-build \
+             --ro-bind-try /home/u/.gitconfig /home/u/.gitconfig \
+             --ro-bind-try /home/u/.config/git /home/u/.config/git \
              --bind /w /w --tmpfs /home/u/.ssh --ro-bind /dev/null /home/u/.netrc \
              --ro-bind-try /w/.git /w/.git --ro-bind-try /w/.gitmodules /w/.gitmodules \
              --ro-bind-try /w/.gitconfig /w/.gitconfig --ro-bind-try /w/.githooks /w/.githooks \

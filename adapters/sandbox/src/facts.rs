@@ -7,11 +7,13 @@ use forge_domain::sandbox::FsFacts;
 /// The store and queue database files forge keeps in a checkout's `.forgecode/`.
 const FORGE_DB_FILES: &[&str] = &["forge.db", "forge.db-wal", "forge.db-shm"];
 
-/// The facts for a run of `program` in `work_tree`.
+/// The facts for a run of `program` in `work_tree`; `cli_home` is the `HOME` the
+/// invocation sets, if any.
 pub fn gather(
     work_tree: &Path,
     program: &Path,
     home: Option<PathBuf>,
+    cli_home: Option<PathBuf>,
     forge_private: &[PathBuf],
 ) -> FsFacts {
     let mut reads: Vec<PathBuf> = Vec::new();
@@ -54,8 +56,11 @@ pub fn gather(
             private.push(checkout.join(".forgecode").join(file));
         }
     }
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let cli_home = cli_home.filter(|h| home.as_deref().map(real) != Some(real(h)));
     FsFacts {
         home,
+        cli_home,
         reads,
         forge_private: private,
     }
@@ -93,7 +98,7 @@ mod tests {
         let tree = root.join("wt");
         std::fs::create_dir_all(&tree).unwrap();
         std::fs::write(tree.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
-        let facts = gather(&tree, Path::new("/usr/bin/claude"), None, &[]);
+        let facts = gather(&tree, Path::new("/usr/bin/claude"), None, None, &[]);
         assert!(facts.reads.contains(&gitdir));
         assert!(facts.reads.contains(&common));
         assert!(facts.reads.contains(&PathBuf::from("/usr/bin")));

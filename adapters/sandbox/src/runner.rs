@@ -132,6 +132,7 @@ impl SandboxedRunner {
             &confinement.work_tree,
             &program,
             home,
+            invocation.env.set.get("HOME").map(PathBuf::from),
             &self.config.forge_private,
         );
         let mut mounts = fs_plan(&confinement, &facts);

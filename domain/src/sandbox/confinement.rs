@@ -28,8 +28,9 @@ pub struct Confinement {
     /// Environment variable names that are the provider's credentials: passed in although
     /// they look like secrets (as placeholders once the egress injects the real value).
     pub credentials: Vec<String>,
-    /// Relative to the user's home: the CLI's own state it writes when the run has no home
-    /// of its own (`.claude`, `.codex`, `.gemini`). Writable; the rest of the home is not.
+    /// Relative to the CLI's home (the `HOME` its invocation sets, else the user's): the
+    /// CLI's own state it writes when the run has no home of its own (`.claude`, `.codex`,
+    /// `.gemini`). Writable; the rest of that home is not.
     pub user_state: Vec<PathBuf>,
 }
 
@@ -60,6 +61,24 @@ pub fn cli_state_in_home(name: &str) -> &'static [&'static str] {
     } else {
         &[]
     }
+}
+
+/// Variables that name a CLI's own state directory for the run (a provider's `env`, a
+/// prepared home): writable, whatever the CLI's name, because the CLI was told to write there.
+pub const STATE_DIR_VARS: &[&str] = &["CODEX_HOME", "GEMINI_CLI_HOME", "CLAUDE_CONFIG_DIR"];
+
+/// The state directories `env` names (see [`STATE_DIR_VARS`]), absolute paths only: a
+/// relative one would resolve against the work tree, which is writable anyway.
+pub fn state_dirs_named<'a>(env: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = env
+        .into_iter()
+        .filter(|(name, _)| STATE_DIR_VARS.contains(name))
+        .map(|(_, value)| PathBuf::from(value))
+        .filter(|dir| dir.is_absolute())
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 impl Confinement {
@@ -97,5 +116,27 @@ mod tests {
         assert_eq!(cli_state_in_home("gemini"), [".gemini"]);
         assert!(cli_state_in_home("sh").is_empty());
         assert!(cli_state_in_home("my-agent").is_empty());
+    }
+
+    #[test]
+    fn state_dirs_named_by_the_environment() {
+        let check = |env: &[(&str, &str)], want: &[&str]| {
+            let got = state_dirs_named(env.iter().copied());
+            let want: Vec<PathBuf> = want.iter().map(PathBuf::from).collect();
+            assert_eq!(got, want, "{env:?}");
+        };
+        check(&[("CODEX_HOME", "/r/codex")], &["/r/codex"]);
+        check(&[("GEMINI_CLI_HOME", "/r/g")], &["/r/g"]);
+        check(&[("CLAUDE_CONFIG_DIR", "/r/c")], &["/r/c"]);
+        check(
+            &[("CODEX_HOME", "/r/x"), ("GEMINI_CLI_HOME", "/r/x")],
+            &["/r/x"],
+        );
+        // Look-alikes that must not open anything.
+        check(&[("HOME", "/home/u")], &[]);
+        check(&[("CODEX_HOME_X", "/r/x")], &[]);
+        check(&[("codex_home", "/r/x")], &[]);
+        check(&[("CODEX_HOME", "relative/dir")], &[]);
+        check(&[("XDG_CONFIG_HOME", "/home/u/.config")], &[]);
     }
 }

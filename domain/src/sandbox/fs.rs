@@ -1,8 +1,8 @@
 //! The file system a confined run sees, as an ordered list of mounts.
 //!
 //! Order matters (a later mount covers an earlier one): the system read-only, a private
-//! `/tmp`, then what must stay visible although it lies under `/tmp` (the CLI install, git
-//! metadata, the work tree), then the hidden secrets (they win over every read and write
+//! `/tmp` and an empty home but for its toolchains, then what must stay visible although it
+//! lies under `/tmp` or the home (the CLI install, git metadata, the work tree), then the hidden secrets (they win over every read and write
 //! above), then the protected files inside the work tree, last the run's own writable
 //! directories (its CLI home lies under the protected `.forgecode`).
 
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::confinement::{Confinement, WorkTreeAccess};
-use super::protected::{SYSTEM_HIDDEN, protected_in, secrets_in};
+use super::protected::{SYSTEM_HIDDEN, protected_in, readable_in, secrets_in};
 
 /// One mount of the sandbox's view, each at the same path inside as outside.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +38,9 @@ pub enum Mount {
 pub struct FsFacts {
     /// The user's home (`HOME`).
     pub home: Option<PathBuf>,
+    /// The `HOME` the invocation gives the CLI when it differs from the user's (an ACP
+    /// agent's configured `env`): its state is resolved there, its secrets hidden too.
+    pub cli_home: Option<PathBuf>,
     /// Read-only paths that must stay visible even under `/tmp`: the CLI's installation
     /// (`--binary` included, symlinks resolved), forge's own binary, the work tree's git
     /// metadata outside it (`gitdir:` of a linked work tree and its common directory).
@@ -55,11 +58,19 @@ pub fn fs_plan(confinement: &Confinement, facts: &FsFacts) -> Vec<Mount> {
         Mount::Proc(PathBuf::from("/proc")),
         Mount::PrivateTmp(PathBuf::from("/tmp")),
     ];
+    // The user's home is an empty directory inside but for its toolchains: the rest of it
+    // (keys, other checkouts, mail, browser profiles) is nothing the run needs.
+    let home = facts.home.as_ref().filter(|h| h.parent().is_some());
+    if let Some(home) = home {
+        mounts.push(Mount::Hidden(home.clone()));
+        mounts.extend(readable_in(home).into_iter().map(Mount::ReadOnly));
+    }
+    let covered = |p: &Path| under_tmp(p) || home.is_some_and(|h| p.starts_with(h));
     mounts.extend(
         facts
             .reads
             .iter()
-            .filter(|p| under_tmp(p))
+            .filter(|p| covered(p))
             .cloned()
             .map(Mount::ReadOnly),
     );
@@ -70,25 +81,33 @@ pub fn fs_plan(confinement: &Confinement, facts: &FsFacts) -> Vec<Mount> {
     } else {
         Mount::ReadOnly(tree.clone())
     });
-    let hidden = facts
-        .home
+    let homes: Vec<&PathBuf> = facts.home.iter().chain(facts.cli_home.iter()).collect();
+    let hidden: Vec<PathBuf> = homes
         .iter()
         .flat_map(|home| secrets_in(home))
         .chain(SYSTEM_HIDDEN.iter().map(PathBuf::from))
-        .chain(facts.forge_private.iter().cloned());
-    mounts.extend(hidden.map(Mount::Hidden));
+        .chain(facts.forge_private.iter().cloned())
+        .collect();
+    mounts.extend(hidden.iter().cloned().map(Mount::Hidden));
     if writes_tree {
         mounts.extend(protected_in(&tree).into_iter().map(Mount::ReadOnly));
     }
+    let mut writable: Vec<PathBuf> = confinement.writable.clone();
     mounts.extend(confinement.writable.iter().cloned().map(Mount::Writable));
-    if let Some(home) = &facts.home {
-        mounts.extend(
-            confinement
-                .user_state
-                .iter()
-                .map(|rel| Mount::WritableIfPresent(home.join(rel))),
-        );
+    if let Some(home) = facts.cli_home.as_ref().or(facts.home.as_ref()) {
+        for rel in &confinement.user_state {
+            writable.push(home.join(rel));
+            mounts.push(Mount::WritableIfPresent(home.join(rel)));
+        }
     }
+    // A writable directory opened over a secret (a state directory configured as the home
+    // itself) must not bring it back: those secrets are hidden again, last.
+    mounts.extend(
+        hidden
+            .into_iter()
+            .filter(|secret| writable.iter().any(|dir| secret.starts_with(dir)))
+            .map(Mount::Hidden),
+    );
     mounts
 }
 
@@ -103,6 +122,7 @@ mod tests {
     fn facts() -> FsFacts {
         FsFacts {
             home: Some("/home/u".into()),
+            cli_home: None,
             reads: vec!["/opt/claude".into(), "/tmp/cli/bin".into()],
             forge_private: vec!["/home/u/repo/.forgecode/forge.db".into()],
         }
@@ -184,6 +204,93 @@ mod tests {
             &Mount::WritableIfPresent("/home/u/.claude.json".into()),
         );
         assert!(!mounts.contains(&Mount::Writable("/home/u".into())));
+    }
+
+    #[test]
+    fn a_cli_given_its_own_home_writes_its_state_there_and_its_secrets_are_hidden_too() {
+        let mut confinement = Confinement::work_tree("/w");
+        confinement.user_state = vec![".gemini".into()];
+        let facts = FsFacts {
+            cli_home: Some("/cases/acp/home".into()),
+            ..facts()
+        };
+        let mounts = fs_plan(&confinement, &facts);
+        position(
+            &mounts,
+            &Mount::WritableIfPresent("/cases/acp/home/.gemini".into()),
+        );
+        assert!(!mounts.contains(&Mount::WritableIfPresent("/home/u/.gemini".into())));
+        position(&mounts, &Mount::Hidden("/home/u/.ssh".into()));
+        position(&mounts, &Mount::Hidden("/cases/acp/home/.ssh".into()));
+    }
+
+    #[test]
+    fn the_home_is_empty_but_for_toolchains_the_cli_and_the_tree() {
+        let mut confinement = Confinement::work_tree("/home/u/src/app");
+        confinement.user_state = vec![".claude".into()];
+        let facts = FsFacts {
+            reads: vec!["/home/u/.nvm/versions/node/v22/bin".into()],
+            ..facts()
+        };
+        let mounts = fs_plan(&confinement, &facts);
+        let home = position(&mounts, &Mount::Hidden("/home/u".into()));
+        for later in [
+            Mount::ReadOnly("/home/u/.cargo".into()),
+            Mount::ReadOnly("/home/u/.rustup".into()),
+            Mount::ReadOnly("/home/u/.gitconfig".into()),
+            Mount::ReadOnly("/home/u/.nvm/versions/node/v22/bin".into()),
+            Mount::Writable("/home/u/src/app".into()),
+            Mount::WritableIfPresent("/home/u/.claude".into()),
+        ] {
+            assert!(
+                position(&mounts, &later) > home,
+                "{later:?} before the home"
+            );
+        }
+        // A credential inside a readable toolchain stays hidden.
+        assert!(
+            position(
+                &mounts,
+                &Mount::Hidden("/home/u/.cargo/credentials.toml".into())
+            ) > position(&mounts, &Mount::ReadOnly("/home/u/.cargo".into()))
+        );
+        // Nothing else of the home comes back.
+        for absent in ["/home/u/src", "/home/u/.config", "/home/u/.codex"] {
+            assert!(
+                !mounts.iter().any(|m| matches!(m,
+                    Mount::ReadOnly(p) | Mount::Writable(p) | Mount::WritableIfPresent(p)
+                        if p == Path::new(absent))),
+                "{absent} re-opened"
+            );
+        }
+    }
+
+    #[test]
+    fn a_root_home_is_never_emptied() {
+        let facts = FsFacts {
+            home: Some("/".into()),
+            ..FsFacts::default()
+        };
+        let mounts = fs_plan(&Confinement::work_tree("/w"), &facts);
+        assert!(!mounts.contains(&Mount::Hidden("/".into())));
+    }
+
+    #[test]
+    fn a_writable_directory_over_the_home_does_not_bring_its_secrets_back() {
+        let confinement = Confinement::work_tree("/w").with_writable("/home/u");
+        let mounts = fs_plan(&confinement, &facts());
+        let home = position(&mounts, &Mount::Writable("/home/u".into()));
+        let last_ssh = mounts
+            .iter()
+            .rposition(|m| *m == Mount::Hidden("/home/u/.ssh".into()))
+            .unwrap();
+        assert!(last_ssh > home);
+        // A secret outside every writable directory is hidden once.
+        let shadow = mounts
+            .iter()
+            .filter(|m| **m == Mount::Hidden("/etc/shadow".into()))
+            .count();
+        assert_eq!(shadow, 1);
     }
 
     #[test]

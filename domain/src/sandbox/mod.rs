@@ -10,7 +10,10 @@ pub mod net;
 pub mod protected;
 pub mod settings;
 
-pub use confinement::{Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home};
+pub use confinement::{
+    Confinement, STATE_DIR_VARS, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home,
+    state_dirs_named,
+};
 pub use env::{EnvVerdict, env_verdict, provider_credentials};
 pub use fs::{FsFacts, Mount, fs_plan};
 pub use net::{Endpoint, HostPattern, NetPolicy, NetVerdict};

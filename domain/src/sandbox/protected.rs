@@ -55,8 +55,37 @@ pub const SECRETS_IN_HOME: &[&str] = &[
     ".config/forge-code-agent",
     ".cargo/credentials",
     ".cargo/credentials.toml",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
     ".local/share/keyrings",
     ".terraform.d/credentials.tfrc.json",
+];
+
+/// Relative to the user's home: all a run reads of it — the toolchains that build and test
+/// the work tree (and a CLI installed with them), git's own settings. The rest of the home
+/// is an empty directory inside; the CLI's own state is added by its confinement.
+pub const READABLE_IN_HOME: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".npm",
+    ".npm-global",
+    ".nvm",
+    ".volta",
+    ".bun",
+    ".deno",
+    ".pyenv",
+    ".rbenv",
+    ".sdkman",
+    ".gradle",
+    ".m2",
+    "go",
+    ".local/bin",
+    ".local/lib",
+    ".cache/pip",
+    ".cache/go-build",
+    ".gitconfig",
+    ".config/git",
 ];
 
 /// Absolute: the machine's secrets and the sockets of services that would let a process
@@ -82,6 +111,11 @@ pub const SYSTEM_HIDDEN: &[&str] = &[
 /// The protected paths of one writable root.
 pub fn protected_in(root: &Path) -> Vec<PathBuf> {
     PROTECTED_IN_TREE.iter().map(|rel| root.join(rel)).collect()
+}
+
+/// What a run reads of a home directory.
+pub fn readable_in(home: &Path) -> Vec<PathBuf> {
+    READABLE_IN_HOME.iter().map(|rel| home.join(rel)).collect()
 }
 
 /// The hidden paths of a home directory.

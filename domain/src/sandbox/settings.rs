@@ -4,14 +4,13 @@ use serde::{Deserialize, Serialize};
 
 use super::net::HostPattern;
 
-/// Whether agent runs are confined: `--sandbox on` or `[sandbox] mode = "on"`. Off by default
-/// in this version — and said so in every result, footer and report (`sandbox: off`) —
-/// until the ACP agents' own state and the egress point are confined too (issue 31).
+/// Whether agent runs are confined: on by default; `--sandbox off` or `[sandbox] mode =
+/// "off"` turns it off, and every result, footer and report says `sandbox: off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxMode {
-    On,
     #[default]
+    On,
     Off,
 }
 
@@ -68,7 +67,7 @@ mod tests {
     }
 
     #[test]
-    fn off_by_default_for_now() {
-        assert_eq!(SandboxSettings::default().mode, SandboxMode::Off);
+    fn on_by_default() {
+        assert_eq!(SandboxSettings::default().mode, SandboxMode::On);
     }
 }
