@@ -62,6 +62,10 @@ pub struct BenchArgs {
     /// BM25 on real commits of three repositories, and the time to map one cold and warm
     #[arg(long)]
     pub context: bool,
+    /// Only the sandbox's benchmark (issue 31): `--sandbox on` paired with `off` — an
+    /// agent's start, time to first event per CLI, a guarded task's wall time on semver
+    #[arg(long)]
+    pub sandbox: bool,
     /// Build without optimisation (a quick look; not the shipped binary's numbers)
     #[arg(long)]
     pub debug: bool,
@@ -80,6 +84,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     }
     if args.context {
         return crate::bench_context::run(&root);
+    }
+    if args.sandbox {
+        return crate::bench_sandbox::run(&root, args.runs, &args.provider);
     }
     if args.memory {
         return crate::bench_memory::run(&root);
@@ -225,23 +232,7 @@ fn measure_fake(
     prompt: &str,
     runs: usize,
 ) -> anyhow::Result<(&'static str, f64, f64, f64)> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "-p",
-            "forge-testkit",
-            "--bin",
-            "fake-agent-cli",
-        ])
-        .current_dir(root)
-        .status()
-        .context("building fake-agent-cli")?;
-    if !status.success() {
-        bail!("building fake-agent-cli failed ({status})");
-    }
-    let fake = root.join("target/release/fake-agent-cli");
+    let fake = fake_agent_cli(root)?;
     let transcript = root.join("adapters/testkit/fixtures/claude/2.1.330/hello.jsonl");
     let workdir = suite.work.join("ttfe-fake");
     std::fs::create_dir_all(&workdir)?;
@@ -275,6 +266,27 @@ fn measure_fake(
     ))
 }
 
+/// The fake agent CLI (an instant CLI replaying a transcript), built optimised.
+pub(crate) fn fake_agent_cli(root: &Path) -> anyhow::Result<std::path::PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "forge-testkit",
+            "--bin",
+            "fake-agent-cli",
+        ])
+        .current_dir(root)
+        .status()
+        .context("building fake-agent-cli")?;
+    if !status.success() {
+        bail!("building fake-agent-cli failed ({status})");
+    }
+    Ok(root.join("target/release/fake-agent-cli"))
+}
+
 pub(crate) fn raw_ttfe(
     binary: &Path,
     captured: &capture::Captured,
@@ -304,7 +316,7 @@ fn forge_ttfe(suite: &Suite, case: &e2e::CaseDir, prompt: &str) -> anyhow::Resul
 }
 
 /// Spawn → first stdout line, in ms; then lets the process finish (draining its output).
-fn first_line_ms(mut command: Command, stdin: Option<&str>) -> anyhow::Result<f64> {
+pub(crate) fn first_line_ms(mut command: Command, stdin: Option<&str>) -> anyhow::Result<f64> {
     command
         .stdin(if stdin.is_some() {
             Stdio::piped()

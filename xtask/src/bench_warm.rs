@@ -208,12 +208,7 @@ fn cargo_project(
                 bail!("git clone {} failed", path.display());
             }
         }
-        None => {
-            let source = semver_source()?;
-            copy_dir(&source, &checkout)?;
-            std::fs::write(checkout.join(".gitignore"), "/target/\n/Cargo.lock\n")?;
-            warm::git(&checkout, &["init", "-q", "-b", "main"])?;
-        }
+        None => semver_checkout(&checkout)?,
     }
     let dir = work.join("semver-forge");
     std::fs::create_dir_all(&dir)?;
@@ -234,6 +229,16 @@ fn cargo_project(
         &checkout,
         &warm::toolchain_env(),
     )
+}
+
+/// semver's source from cargo's registry, made a git repository at `checkout` (nothing
+/// committed yet).
+pub fn semver_checkout(checkout: &Path) -> anyhow::Result<()> {
+    let source = semver_source()?;
+    copy_dir(&source, checkout)?;
+    std::fs::write(checkout.join(".gitignore"), "/target/\n/Cargo.lock\n")?;
+    warm::git(checkout, &["init", "-q", "-b", "main"])?;
+    Ok(())
 }
 
 fn semver_source() -> anyhow::Result<PathBuf> {

@@ -13,6 +13,7 @@ mod bench_context;
 mod bench_memory;
 mod bench_queue;
 mod bench_queue_phases;
+mod bench_sandbox;
 mod bench_serve;
 mod bench_warm;
 mod ci;

@@ -126,5 +126,6 @@ pub fn outcome(id: &str, worktree: &Path, score: u8, files: &[&str]) -> TaskOutc
         error: None,
         delivery: None,
         context_files: Vec::new(),
+        sandbox: None,
     }
 }

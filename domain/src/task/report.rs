@@ -59,6 +59,10 @@ pub struct TaskOutcome {
     /// the instruction file showed them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context_files: Vec<String>,
+    /// How the agent and its code were confined: `off`, or `on (<mechanism>; <network>)`
+    /// (issue 31) — what the run results' `sandbox` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// The same value under the name the issue's report section uses.
@@ -213,6 +217,7 @@ mod tests {
             error: None,
             delivery: None,
             context_files: Vec::new(),
+            sandbox: None,
         }
     }
 

@@ -152,6 +152,18 @@ pub fn task_run(
     offline: &Offline,
     cache_home: &Path,
 ) -> anyhow::Result<TaskRun> {
+    task_run_with(suite, repo, provider, offline, cache_home, &[])
+}
+
+/// [`task_run`] with more options (`--sandbox off`).
+pub fn task_run_with(
+    suite: &Suite,
+    repo: &Path,
+    provider: &str,
+    offline: &Offline,
+    cache_home: &Path,
+    options: &[&str],
+) -> anyhow::Result<TaskRun> {
     let mut command = Command::new(&suite.forge);
     command
         .args([
@@ -162,6 +174,7 @@ pub fn task_run(
             provider,
             "--json",
         ])
+        .args(options)
         .arg("--repo")
         .arg(repo)
         .arg("Say hello; change nothing.");

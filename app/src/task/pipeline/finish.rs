@@ -126,5 +126,6 @@ fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
         error: ending.error,
         delivery: None,
         context_files: ending.context_files,
+        sandbox: task.pipeline.sandbox(),
     }
 }

@@ -80,6 +80,11 @@ impl TaskPipeline {
         Self { agent, ports }
     }
 
+    /// How the agent and its code run confined, as reports say it (`None`: no sandbox at all).
+    pub fn sandbox(&self) -> Option<String> {
+        self.agent.runtime().runner.sandbox()
+    }
+
     /// A canceller for [`TaskPipeline::run`]: cancel stops the running stage (agent or
     /// validation step) through the kill ladder; the task ends `stopped` / `cancelled`
     /// after its cleanup.

@@ -191,6 +191,15 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
         o.cost_usd,
         o.duration_ms as f64 / 1000.0
     );
+    match o.sandbox.as_deref() {
+        Some("off") => {
+            let _ = writeln!(s, "{}", style.yellow("sandbox: off"));
+        }
+        Some(sandbox) => {
+            let _ = writeln!(s, "sandbox: {sandbox}");
+        }
+        None => {}
+    }
     if let Some(e) = &o.error {
         let _ = writeln!(s, "error: {e}");
     }
