@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use forge_domain::sandbox::{
     Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home, provider_credentials,
-    state_dirs_named,
 };
 use forge_domain::{ExecutionRequest, PermissionMode};
 use forge_ports::{Invocation, InvocationContext};
@@ -38,18 +37,7 @@ pub fn agent(
             confinement.user_state = by_name(cli_state_in_home).iter().map(Into::into).collect();
         }
     }
-    // The state directories the invocation names (a provider's `env`, gemini's view of the
-    // user's home below the run bundle): the CLI was told to write there.
-    let named = state_dirs_named(
-        invocation
-            .env
-            .set
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str())),
-    );
-    for dir in named {
-        confinement = confinement.with_writable(dir);
-    }
+    confinement.cli_state_from_env = true;
     confinement.credentials = by_name(provider_credentials)
         .iter()
         .map(|s| (*s).to_owned())

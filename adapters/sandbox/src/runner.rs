@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use forge_domain::sandbox::{Confinement, SandboxMode, SandboxSettings, fs_plan};
+use forge_domain::sandbox::{Confinement, SandboxMode, SandboxSettings, fs_plan, state_dirs_named};
 use forge_domain::{EndedOrphan, ForgeError};
 use forge_ports::{
     CapturedOutput, EnvSpec, Invocation, ProcessRunner, RunningProcess, SpawnOptions,
@@ -122,6 +122,23 @@ impl SandboxedRunner {
                 .unwrap_or_else(|| format!("install {program} or put it on PATH"));
             ForgeError::ExecutableNotFound { program, hint }
         })?;
+        let (mut env, _dropped) = confined_env(
+            &invocation.env,
+            std::env::vars(),
+            &confinement.credentials,
+            &self.config.settings.env_pass,
+        );
+        // The state directories the CLI's environment names (a provider's `env`, gemini's
+        // view of the user's home, a `CODEX_HOME` forge itself was given): the CLI was told
+        // to write there. Not for the code it runs.
+        let named = if confinement.cli_state_from_env {
+            state_dirs_named(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        } else {
+            Vec::new()
+        };
+        let confinement = named
+            .into_iter()
+            .fold(confinement, Confinement::with_writable);
         let confinement = settle(confinement)?;
         let home = self
             .config
@@ -141,12 +158,6 @@ impl SandboxedRunner {
             mounts.push(forge_domain::sandbox::Mount::Writable(sockets.clone()));
         }
         let mut args = bwrap_args(&mounts, &kind_of, &invocation.cwd, network.is_some())?;
-        let (mut env, _dropped) = confined_env(
-            &invocation.env,
-            std::env::vars(),
-            &confinement.credentials,
-            &self.config.settings.env_pass,
-        );
         // The private /tmp: whatever TMPDIR said outside is not writable inside.
         env.insert("TMPDIR".to_owned(), "/tmp".to_owned());
         let mut outer = vec![

@@ -328,3 +328,57 @@ async fn an_unprivileged_user_is_confined_the_same() {
     assert!(!shared_tmp_written(&text), "{text}");
     assert!(text.contains("wrote-tree"), "{text}");
 }
+
+/// The agent's CLI writes the state directory its environment names (`CODEX_HOME` outside the
+/// work tree and the home) and its own state in the `HOME` its invocation sets; the code it
+/// runs does not; the rest of the user's home is empty inside but for its toolchains.
+#[tokio::test]
+async fn the_clis_named_state_is_writable_and_the_rest_of_the_home_is_not_there() {
+    let scene = scene(false);
+    let runner = runner(SandboxMode::On, &scene.home, "bwrap");
+    let codex_home = scene.outside.join("codex-home");
+    let cli_home = scene.outside.join("agent-home");
+    std::fs::create_dir_all(cli_home.join(".codex")).unwrap();
+    std::fs::create_dir_all(scene.home.join("other-repo")).unwrap();
+    std::fs::write(scene.home.join("other-repo/notes"), "mine").unwrap();
+    std::fs::create_dir_all(scene.home.join(".cargo")).unwrap();
+    std::fs::write(scene.home.join(".cargo/config.toml"), "[build]").unwrap();
+    let script = format!(
+        "echo x > '{codex}/state' && echo wrote-codex-home\n\
+         echo x > '{cli}/.codex/state' && echo wrote-cli-state\n\
+         cat '{home}/other-repo/notes' 2>/dev/null && echo read-other-repo\n\
+         cat '{home}/.cargo/config.toml' >/dev/null && echo read-toolchain\n",
+        codex = codex_home.display(),
+        cli = cli_home.display(),
+        home = scene.home.display(),
+    );
+    let invocation = |agent: bool| {
+        let mut confinement = Confinement::work_tree(&scene.tree);
+        confinement.cli_state_from_env = agent;
+        if agent {
+            confinement.user_state = vec![".codex".into()];
+        }
+        let mut invocation = Invocation::new("sh", vec!["-c".into(), script.clone()], &scene.tree)
+            .confined(confinement);
+        let set = &mut invocation.env.set;
+        set.insert("CODEX_HOME".into(), codex_home.display().to_string());
+        set.insert("HOME".into(), cli_home.display().to_string());
+        invocation
+    };
+    let runner = &runner;
+    let out = move |invocation| async move {
+        let out = runner
+            .output(invocation, Duration::from_secs(30))
+            .await
+            .unwrap();
+        format!("{}{}", out.stdout, out.stderr)
+    };
+    let agent = out(invocation(true)).await;
+    for want in ["wrote-codex-home", "wrote-cli-state", "read-toolchain"] {
+        assert!(agent.contains(want), "{want} missing: {agent}");
+    }
+    assert!(!agent.contains("read-other-repo"), "{agent}");
+    let code = out(invocation(false)).await;
+    assert!(!code.contains("wrote-codex-home"), "{code}");
+    assert!(code.contains("read-toolchain"), "{code}");
+}

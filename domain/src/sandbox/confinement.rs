@@ -32,6 +32,10 @@ pub struct Confinement {
     /// CLI's own state it writes when the run has no home of its own (`.claude`, `.codex`,
     /// `.gemini`). Writable; the rest of that home is not.
     pub user_state: Vec<PathBuf>,
+    /// The agent's CLI (not code it runs): the state directories its environment names
+    /// ([`STATE_DIR_VARS`]) are writable too.
+    #[serde(default)]
+    pub cli_state_from_env: bool,
 }
 
 /// Package caches in the user's home that builds and installs write (cargo's registry lock,
