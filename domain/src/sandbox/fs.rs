@@ -94,6 +94,17 @@ pub fn fs_plan(confinement: &Confinement, facts: &FsFacts) -> Vec<Mount> {
     }
     let mut writable: Vec<PathBuf> = confinement.writable.clone();
     mounts.extend(confinement.writable.iter().cloned().map(Mount::Writable));
+    // A home of the CLI's own (an ACP agent's configured `HOME`): its whole state, like a
+    // private run home — never the user's home or a directory above it.
+    let own_home = facts.cli_home.as_ref().filter(|dir| {
+        confinement.cli_state_from_env
+            && dir.parent().is_some()
+            && !facts.home.as_ref().is_some_and(|home| home.starts_with(dir))
+    });
+    if let Some(dir) = own_home {
+        writable.push(dir.clone());
+        mounts.push(Mount::WritableIfPresent(dir.clone()));
+    }
     if let Some(home) = facts.cli_home.as_ref().or(facts.home.as_ref()) {
         for rel in &confinement.user_state {
             writable.push(home.join(rel));
@@ -273,6 +284,33 @@ mod tests {
         };
         let mounts = fs_plan(&Confinement::work_tree("/w"), &facts);
         assert!(!mounts.contains(&Mount::Hidden("/".into())));
+    }
+
+    #[test]
+    fn an_agent_writes_the_home_of_its_own_but_never_the_users_or_above() {
+        let check = |cli_home: &str, agent: bool, want: bool| {
+            let mut confinement = Confinement::work_tree("/w");
+            confinement.cli_state_from_env = agent;
+            let facts = FsFacts {
+                cli_home: Some(cli_home.into()),
+                ..facts()
+            };
+            let mounts = fs_plan(&confinement, &facts);
+            let opened = mounts.contains(&Mount::WritableIfPresent(cli_home.into()));
+            assert_eq!(opened, want, "{cli_home} agent={agent}");
+            if opened {
+                let ssh = PathBuf::from(cli_home).join(".ssh");
+                let home = position(&mounts, &Mount::WritableIfPresent(cli_home.into()));
+                let last = mounts.iter().rposition(|m| *m == Mount::Hidden(ssh.clone()));
+                assert!(last.is_some_and(|l| l > home), "{ssh:?} not hidden again");
+            }
+        };
+        check("/cases/acp/home", true, true);
+        // The code the agent runs gets no home of its own.
+        check("/cases/acp/home", false, false);
+        // Look-alikes: the user's home's parent, the root.
+        check("/home", true, false);
+        check("/", true, false);
     }
 
     #[test]

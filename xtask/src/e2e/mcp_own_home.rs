@@ -96,7 +96,9 @@ fn run_one(
     std::fs::create_dir_all(&local.home)?;
     let dir = prepare(&local, expect, provider, base_url)?;
     let user_home = dir.root.join("user-home");
-    let marker = dir.root.join("user-server-started");
+    // In the user's gemini home: gemini starts the user's server inside the sandbox, where
+    // that is among the few places it may write.
+    let marker = user_home.join(".gemini/user-server-started");
     let own = own_config(provider, &dir, &user_home, &marker)?;
     let toml = dir.workspace.join("forge.toml");
     let mut text = std::fs::read_to_string(&toml)?;
