@@ -31,6 +31,10 @@ pub struct Confinement {
     /// Relative to the user's home: the CLI's own state it writes when the run has no home
     /// of its own (`.claude`, `.codex`, `.gemini`). Writable; the rest of the home is not.
     pub user_state: Vec<PathBuf>,
+    /// What the run reaches on the network besides `[sandbox] allow_hosts`: its model and
+    /// forge's MCP server for it.
+    #[serde(default)]
+    pub network: super::model::RunNetwork,
 }
 
 /// Package caches in the user's home that builds and installs write (cargo's registry lock,

@@ -4,14 +4,21 @@
 //! (`adapters/egress`) asks [`net::decide`] for every connection.
 
 pub mod confinement;
+pub mod denial;
 pub mod env;
 pub mod fs;
+pub mod model;
 pub mod net;
 pub mod protected;
 pub mod settings;
 
 pub use confinement::{Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home};
+pub use denial::SandboxDenial;
 pub use env::{EnvVerdict, env_verdict, provider_credentials};
 pub use fs::{FsFacts, Mount, fs_plan};
+pub use model::{
+    BaseUrl, KeySlot, KeyUse, ModelRoute, ModelWiring, RunNetwork, mcp_endpoint, model_route,
+    model_wiring,
+};
 pub use net::{Endpoint, HostPattern, NetPolicy, NetVerdict};
 pub use settings::{SandboxMode, SandboxSettings};

@@ -10,8 +10,8 @@ use super::net::HostPattern;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxMode {
-    On,
     #[default]
+    On,
     Off,
 }
 
@@ -68,7 +68,7 @@ mod tests {
     }
 
     #[test]
-    fn off_by_default_for_now() {
-        assert_eq!(SandboxSettings::default().mode, SandboxMode::Off);
+    fn on_by_default() {
+        assert_eq!(SandboxSettings::default().mode, SandboxMode::On);
     }
 }

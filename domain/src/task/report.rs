@@ -59,6 +59,10 @@ pub struct TaskOutcome {
     /// the instruction file showed them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context_files: Vec<String>,
+    /// The report's sandbox section: everything the sandbox refused the agent over the
+    /// task's runs (each refused connection), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_denied: Vec<crate::sandbox::SandboxDenial>,
 }
 
 /// The same value under the name the report section uses.
@@ -144,6 +148,7 @@ mod tests {
                     "FAIL: add(2,2) = 5",
                 )])),
                 fresh_session: false,
+                sandbox_denied: Vec::new(),
             },
             Cycle {
                 kind: CycleKind::ValidationFix,
@@ -157,6 +162,7 @@ mod tests {
                     "ok",
                 )])),
                 fresh_session: false,
+                sandbox_denied: Vec::new(),
             },
         ];
         let (cost_usd, usage) = totals(&cycles);
@@ -212,6 +218,7 @@ mod tests {
             summary: Some("Fixed add.".into()),
             error: None,
             delivery: None,
+            sandbox_denied: Vec::new(),
             context_files: Vec::new(),
         }
     }

@@ -126,5 +126,10 @@ fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
         error: ending.error,
         delivery: None,
         context_files: ending.context_files,
+        sandbox_denied: task
+            .cycles
+            .iter()
+            .flat_map(|c| c.sandbox_denied.iter().cloned())
+            .collect(),
     }
 }
