@@ -25,9 +25,37 @@ pub struct ForgeEgress {
 impl ForgeEgress {
     pub fn new() -> Self {
         Self {
-            forge_exe: std::env::current_exe().map_err(|e| e.to_string()),
+            forge_exe: bridge_exe(),
         }
     }
+}
+
+/// The executable that serves `__sandbox-bridge`.
+const FORGE_EXE: &str = "forge-code-agent";
+
+/// forge itself; for a program built on forge's library (`cli/examples/rust_tools.rs`), the
+/// `forge-code-agent` beside it (cargo puts examples one directory below), else on PATH.
+fn bridge_exe() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    if exe.file_stem().is_some_and(|n| n == FORGE_EXE) {
+        return Ok(exe);
+    }
+    let beside = exe.ancestors().skip(1).take(2).map(|d| d.join(FORGE_EXE));
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(FORGE_EXE))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    beside.chain(on_path).find(|c| c.is_file()).ok_or_else(|| {
+        format!(
+            "{} is not {FORGE_EXE}, and no {FORGE_EXE} is beside it or on PATH: the sandbox's \
+             network bridge runs as `{FORGE_EXE} __sandbox-bridge` (install {FORGE_EXE}, or \
+             run with --sandbox off)",
+            exe.display()
+        )
+    })
 }
 
 /// Where the socket directories go: `/tmp` (short, and the sandbox's own `/tmp` is private,
@@ -43,9 +71,12 @@ fn socket_parent() -> PathBuf {
 
 impl NetworkConfinement for ForgeEgress {
     fn start(&self, plan: &EgressPlan) -> Result<Box<dyn EgressSession>, ForgeError> {
-        let forge_exe = self.forge_exe.as_ref().map_err(|e| ForgeError::InvalidRequest {
-            reason: format!("the sandbox's bridge is forge itself, whose path is unknown: {e}"),
-        })?;
+        let forge_exe = self
+            .forge_exe
+            .as_ref()
+            .map_err(|e| ForgeError::InvalidRequest {
+                reason: format!("the sandbox cannot confine the network: {e}"),
+            })?;
         let dir = tempfile::Builder::new()
             .prefix("fe-")
             .tempdir_in(socket_parent())
@@ -85,9 +116,10 @@ impl NetworkConfinement for ForgeEgress {
             allow_hosts,
         })
         .map_err(|e| match e {
-            forge_adapter_egress::EgressError::Io { .. } => {
-                ForgeError::io("starting the sandbox's egress point", std::io::Error::from(e))
-            }
+            forge_adapter_egress::EgressError::Io { .. } => ForgeError::io(
+                "starting the sandbox's egress point",
+                std::io::Error::from(e),
+            ),
             other => invalid(other),
         })?;
         let denials = egress.denials();

@@ -71,11 +71,7 @@ pub fn request_credential(headers: &HeaderMap, query: Option<&str>) -> Option<St
     let key = header("x-api-key")
         .or_else(|| header("x-goog-api-key"))
         .or_else(|| header("authorization").map(|v| v.strip_prefix("Bearer ").unwrap_or(v)))
-        .or_else(|| {
-            query?
-                .split('&')
-                .find_map(|pair| pair.strip_prefix("key="))
-        })?;
+        .or_else(|| query?.split('&').find_map(|pair| pair.strip_prefix("key=")))?;
     Some(credential_digest(key))
 }
 

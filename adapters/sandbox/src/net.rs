@@ -134,13 +134,17 @@ fn model(
             }
         }
     }
-    let (var, url) = base.unwrap_or((wiring.base_url_env.first().cloned(), wiring.default_base_url.clone()));
+    let (var, url) = base.unwrap_or((
+        wiring.base_url_env.first().cloned(),
+        wiring.default_base_url.clone(),
+    ));
     let route = model_route(&url, taken).map_err(|reason| ForgeError::InvalidRequest { reason })?;
     if route.rewritten.is_some() && var.is_none() {
         // codex's base URL is in its config.toml, which forge does not rewrite: the model's
         // host goes through the proxy, and its key stays in the sandbox (said in the docs).
         if let Ok(parsed) = forge_domain::sandbox::BaseUrl::parse(&url) {
-            out.allow_hosts.push(format!("{}:{}", parsed.host, parsed.port));
+            out.allow_hosts
+                .push(format!("{}:{}", parsed.host, parsed.port));
         }
         return Ok(());
     }
@@ -178,10 +182,7 @@ fn socket_addr(endpoint: &Endpoint) -> Result<SocketAddr, ForgeError> {
         .host
         .parse()
         .map_err(|_| ForgeError::InvalidRequest {
-            reason: format!(
-                "the sandbox routes only addresses, not {:?}",
-                endpoint.host
-            ),
+            reason: format!("the sandbox routes only addresses, not {:?}", endpoint.host),
         })?;
     Ok(SocketAddr::new(ip, endpoint.port))
 }
@@ -354,7 +355,11 @@ mod tests {
             None,
             None,
         );
-        check("[model_providers.openai]\nbase_url = \"http://o\"\n", Some("http://o"), None);
+        check(
+            "[model_providers.openai]\nbase_url = \"http://o\"\n",
+            Some("http://o"),
+            None,
+        );
         check("not toml [", None, None);
     }
 }

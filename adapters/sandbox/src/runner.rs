@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::FutureExt as _;
 use forge_domain::sandbox::{Confinement, SandboxMode, SandboxSettings, fs_plan};
 use forge_domain::{EndedOrphan, ForgeError};
 use forge_ports::{
     CapturedOutput, EnvSpec, Invocation, ProcessRunner, RunningProcess, SpawnOptions,
 };
+use futures::FutureExt as _;
 use tokio::sync::OnceCell;
 
 use crate::args::{bwrap_args, kind_of};

@@ -113,8 +113,8 @@ async fn a_confined_process_runs_behind_its_egress_point_which_ends_with_it() {
     };
     let script = "echo \"$BRIDGED $HTTP_PROXY $ANTHROPIC_API_KEY\"; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' '; echo; \
                   touch \"$SOCKETS/written\" && echo sockets-bound";
-    let mut invocation = Invocation::new("sh", vec!["-c".into(), script.into()], tree.path())
-        .confined(confinement);
+    let mut invocation =
+        Invocation::new("sh", vec!["-c".into(), script.into()], tree.path()).confined(confinement);
     let set = &mut invocation.env.set;
     set.insert("ANTHROPIC_API_KEY".into(), "sk-real".into());
     set.insert("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:4100".into());
@@ -131,13 +131,19 @@ async fn a_confined_process_runs_behind_its_egress_point_which_ends_with_it() {
             lines.push(text);
         }
     }
-    assert!(!seen.stopped.load(Ordering::SeqCst), "stopped before the wait");
+    assert!(
+        !seen.stopped.load(Ordering::SeqCst),
+        "stopped before the wait"
+    );
     let exit = tokio::time::timeout(Duration::from_secs(30), child.wait())
         .await
         .unwrap()
         .unwrap();
     assert_eq!(exit.code, Some(0), "{}", exit.stderr_tail);
-    assert!(seen.stopped.load(Ordering::SeqCst), "the egress point outlived the process");
+    assert!(
+        seen.stopped.load(Ordering::SeqCst),
+        "the egress point outlived the process"
+    );
 
     let plan = seen.plans.lock().unwrap()[0].clone();
     assert_eq!(plan.routes.len(), 1);

@@ -86,7 +86,10 @@ pub fn model_wiring(name: &str) -> Option<ModelWiring> {
         Some(ModelWiring {
             base_url_env: vec!["GOOGLE_GEMINI_BASE_URL".to_owned()],
             default_base_url: "https://generativelanguage.googleapis.com".to_owned(),
-            keys: vec![key("GEMINI_API_KEY", slots()), key("GOOGLE_API_KEY", slots())],
+            keys: vec![
+                key("GEMINI_API_KEY", slots()),
+                key("GOOGLE_API_KEY", slots()),
+            ],
             codex_config: false,
         })
     } else {
@@ -150,7 +153,9 @@ impl BaseUrl {
             return Err(bad("carries credentials"));
         }
         let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (host, after) = v6.split_once(']').ok_or_else(|| bad("has a bad IPv6 host"))?;
+            let (host, after) = v6
+                .split_once(']')
+                .ok_or_else(|| bad("has a bad IPv6 host"))?;
             (host, after.strip_prefix(':'))
         } else {
             match authority.rsplit_once(':') {

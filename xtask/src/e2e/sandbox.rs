@@ -232,17 +232,22 @@ fn check_network(
         .as_array()
         .is_some_and(|d| d.iter().any(|d| d["target"] == target.as_str()));
     let run_id = result["metadata"]["run_id"].as_str().unwrap_or_default();
-    let events = std::fs::read_to_string(ws.join(".forgecode/runs").join(run_id).join("events.jsonl"))
-        .unwrap_or_default();
+    let events =
+        std::fs::read_to_string(ws.join(".forgecode/runs").join(run_id).join("events.jsonl"))
+            .unwrap_or_default();
     let denied_in_events = events.lines().any(|l| {
         serde_json::from_str::<serde_json::Value>(l).is_ok_and(|e| {
-            e["type"] == "sandbox_denied" && e["kind"] == "network" && e["target"] == target.as_str()
+            e["type"] == "sandbox_denied"
+                && e["kind"] == "network"
+                && e["target"] == target.as_str()
         })
     });
     let sandbox = result["metadata"]["sandbox"].as_str().unwrap_or_default();
     let keys = std::fs::read_to_string(ws.join("keys.txt")).unwrap_or_default();
     let real_inside = keys.lines().any(|l| l.ends_with(&format!("={REAL_KEY}")));
-    let placeholder_inside = keys.lines().any(|l| l.contains("=forge-sandbox-placeholder-"));
+    let placeholder_inside = keys
+        .lines()
+        .any(|l| l.contains("=forge-sandbox-placeholder-"));
     let want = forge_adapter_fakemodel::credential_digest(REAL_KEY);
     let requests = std::fs::read_to_string(root.join("requests.jsonl")).unwrap_or_default();
     let model_keys: Vec<String> = requests
@@ -264,9 +269,9 @@ fn check_network(
             ));
         }
         if !sandbox.contains("network through forge's egress") {
-            verdict
-                .failures
-                .push(format!("metadata.sandbox {sandbox:?} does not say the network is confined"));
+            verdict.failures.push(format!(
+                "metadata.sandbox {sandbox:?} does not say the network is confined"
+            ));
         }
         if real_inside || !placeholder_inside {
             verdict.failures.push(format!(
