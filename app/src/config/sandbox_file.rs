@@ -132,7 +132,7 @@ mod tests {
         assert_eq!(ok(""), SandboxConfig::default());
         assert_eq!(
             ok("[review]\nout_dir = \"x\"\n").settings.mode,
-            SandboxMode::Off
+            SandboxMode::On
         );
         assert_eq!(
             ok("[sandbox]\nmode = \"on\"\n").settings.mode,
