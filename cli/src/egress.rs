@@ -24,11 +24,42 @@ pub struct ForgeEgress {
 
 impl ForgeEgress {
     pub fn new() -> Self {
+        sweep_stale(&socket_parent());
         Self {
             forge_exe: bridge_exe(),
         }
     }
 }
+
+/// Removes the socket directories a forge that was killed left behind: those whose proxy
+/// socket no one listens on any more (a live egress point always does). Directories of
+/// other users are `0700` and skipped.
+fn sweep_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let ours = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(SOCKET_DIR_PREFIX));
+        let proxy = dir.join("proxy.sock");
+        if !ours || !proxy.exists() {
+            continue;
+        }
+        let refused = matches!(
+            std::os::unix::net::UnixStream::connect(&proxy),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused
+        );
+        if refused {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
+/// The socket directories' name prefix (`/tmp/fe-XXXXXX`).
+const SOCKET_DIR_PREFIX: &str = "fe-";
 
 /// The executable that serves `__sandbox-bridge`.
 const FORGE_EXE: &str = "forge-code-agent";
@@ -78,7 +109,7 @@ impl NetworkConfinement for ForgeEgress {
                 reason: format!("the sandbox cannot confine the network: {e}"),
             })?;
         let dir = tempfile::Builder::new()
-            .prefix("fe-")
+            .prefix(SOCKET_DIR_PREFIX)
             .tempdir_in(socket_parent())
             .map_err(|e| ForgeError::io("creating the sandbox's socket directory", e))?;
         let invalid = |e: forge_adapter_egress::EgressError| ForgeError::InvalidRequest {
@@ -181,5 +212,29 @@ impl EgressSession for Session {
         let Session { egress, _dir, .. } = *self;
         egress.shutdown().await;
         drop(_dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_socket_directories_are_swept_live_ones_kept() {
+        let parent = tempfile::tempdir().unwrap();
+        let stale = parent.path().join("fe-stale");
+        let live = parent.path().join("fe-live");
+        let other = parent.path().join("other");
+        for dir in [&stale, &live, &other] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        // A socket whose listener is gone, one still listened on, and a look-alike.
+        drop(std::os::unix::net::UnixListener::bind(stale.join("proxy.sock")).unwrap());
+        let _listening = std::os::unix::net::UnixListener::bind(live.join("proxy.sock")).unwrap();
+        drop(std::os::unix::net::UnixListener::bind(other.join("proxy.sock")).unwrap());
+        sweep_stale(parent.path());
+        assert!(!stale.exists());
+        assert!(live.exists());
+        assert!(other.exists());
     }
 }
