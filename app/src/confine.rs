@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use forge_domain::sandbox::{
-    Confinement, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home, provider_credentials,
+    Confinement, RunNetwork, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home,
+    mcp_endpoint, model_wiring, provider_credentials,
 };
 use forge_domain::{ExecutionRequest, PermissionMode};
 use forge_ports::{Invocation, InvocationContext};
@@ -42,7 +43,17 @@ pub fn agent(
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
+    confinement.network = run_network(ctx, provider, &program);
     invocation.confined(confinement)
+}
+
+/// What the agent reaches besides `[sandbox] allow_hosts`: its model, wired as its CLI is
+/// (by the provider's name, else the program's), and forge's MCP server for the run.
+fn run_network(ctx: &InvocationContext, provider: &str, program: &str) -> RunNetwork {
+    RunNetwork {
+        model: model_wiring(provider).or_else(|| model_wiring(program)),
+        mcp: ctx.mcp.as_ref().and_then(|m| mcp_endpoint(&m.url)),
+    }
 }
 
 /// Code the agent wrote or asked for, run by forge in the work tree (validation and install

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use forge_domain::sandbox::SandboxDenial;
 use forge_domain::{
     AgentEvent, EventAccumulator, ExecutionRequest, ExecutionResult, ExecutionStatus, ForgeError,
     RawJson, Redactor, RunId,
@@ -204,6 +205,15 @@ fn shutdown_after(
 async fn next_stderr_line(lines: &mut Option<Box<dyn forge_ports::StderrLines>>) -> Option<String> {
     match lines {
         Some(lines) => lines.next_line().await,
+        None => None,
+    }
+}
+
+async fn next_denial(
+    denials: &mut Option<Box<dyn forge_ports::SandboxDenials>>,
+) -> Option<SandboxDenial> {
+    match denials {
+        Some(denials) => denials.next_denial().await,
         None => None,
     }
 }
@@ -424,6 +434,11 @@ pub(crate) async fn execute_inner(
     // (gemini's retries) is an event when it happens, not after the run.
     let mut stderr_lines = child.take_stderr_lines();
     let mut stderr_open = stderr_lines.is_some();
+    // What the sandbox refuses the agent (a connection its egress refused): an event when
+    // it happens, and a line of the result.
+    let mut denials = child.take_sandbox_denials();
+    let mut denials_open = denials.is_some();
+    let mut sandbox_denied: Vec<SandboxDenial> = Vec::new();
     let provider_id_for_metrics = provider.id();
     let killer = child.killer();
     let deadline = plan
@@ -474,6 +489,17 @@ pub(crate) async fn execute_inner(
                         delivery.deliver(line_state.batch).await;
                     }
                     None => stderr_open = false,
+                }
+                continue;
+            }
+            denial = next_denial(&mut denials), if denials_open => {
+                match denial {
+                    Some(denial) => {
+                        line_state.batch.push(denial.event());
+                        sandbox_denied.push(denial);
+                        delivery.deliver(line_state.batch).await;
+                    }
+                    None => denials_open = false,
                 }
                 continue;
             }
@@ -603,6 +629,13 @@ pub(crate) async fn execute_inner(
             }
         }
     }
+    // Refusals not read yet: the egress point stopped when the child was waited for.
+    if let Some(denials) = denials.as_mut() {
+        while let Some(Some(denial)) = denials.next_denial().now_or_never() {
+            batch.push(denial.event());
+            sandbox_denied.push(denial);
+        }
+    }
     // Cancel wins races: a cancel that arrived while the child was ending still counts.
     let cancelled = stop == Some(Stop::Cancelled) || canceller.is_cancelled();
     let timed_out_after_ms =
@@ -643,6 +676,7 @@ pub(crate) async fn execute_inner(
     crate::tools::merge_tool_record(&mut result, tool_record);
     result.metadata.orphans_ended = orphans_ended;
     result.metadata.sandbox = rt.runner.sandbox();
+    result.metadata.sandbox_denied = sandbox_denied;
     result
         .metadata
         .rate_limit_waits

@@ -39,6 +39,7 @@ mod args;
 mod cmd;
 mod compose;
 mod config_load;
+mod egress;
 mod exit;
 pub mod npm_install;
 pub mod offline;

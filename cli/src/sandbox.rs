@@ -40,12 +40,13 @@ pub fn config(flag: Option<SandboxMode>, workdir: &Path) -> Result<SandboxConfig
     Ok(config)
 }
 
-/// The process runner of this forge: the real one, confined as `config` says.
+/// The process runner of this forge: the real one, confined as `config` says, the network
+/// through forge's egress point.
 pub fn runner(config: SandboxConfig) -> Arc<SandboxedRunner> {
-    Arc::new(SandboxedRunner::new(
-        Arc::new(TokioProcessRunner::new()),
-        config,
-    ))
+    Arc::new(
+        SandboxedRunner::new(Arc::new(TokioProcessRunner::new()), config)
+            .with_network(Arc::new(crate::egress::ForgeEgress::new())),
+    )
 }
 
 /// With the mode on, the mechanism must be there: else the run is refused (exit 2).

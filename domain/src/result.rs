@@ -100,6 +100,10 @@ pub struct ExecutionMetadata {
     /// process runner has no sandbox (tests with a fake runner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// What the sandbox refused during the run (connections forge's egress refused), in
+    /// order; also `sandbox_denied` events of its stream.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_denied: Vec<crate::sandbox::SandboxDenial>,
 }
 
 /// Delivery of one run's events to an event sink, as far as it got by the result.

@@ -36,7 +36,8 @@ pub use metrics::Metrics;
 pub use notify::Notifier;
 pub use process::{
     CapturedOutput, EnvSpec, FileSource, Invocation, KillLadder, PreparedFile, ProcessExit,
-    ProcessKiller, ProcessRunner, RunningProcess, SpawnOptions, StderrLines, StdoutItem,
+    ProcessKiller, ProcessRunner, RunningProcess, SandboxDenials, SpawnOptions, StderrLines,
+    StdoutItem,
 };
 pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,

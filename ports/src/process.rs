@@ -265,6 +265,12 @@ pub trait RunningProcess: Send {
         None
     }
 
+    /// What the sandbox refuses to the child (each connection its egress refuses) as it
+    /// happens, once (`None` after the first call, or for a child that is not confined).
+    fn take_sandbox_denials(&mut self) -> Option<Box<dyn SandboxDenials>> {
+        None
+    }
+
     /// Waits for the child to exit and for stderr to be drained, then kills whatever is
     /// left of its process group (grandchildren never outlive a run).
     ///
@@ -286,6 +292,14 @@ pub trait StderrLines: Send {
     /// taken while the child ran are still there after [`RunningProcess::wait`].
     /// Cancel-safe.
     async fn next_line(&mut self) -> Option<String>;
+}
+
+/// The refusals of a confined child's sandbox, as they happen.
+#[async_trait]
+pub trait SandboxDenials: Send {
+    /// The next refusal; `None` once the child's sandbox is gone and every refusal was
+    /// taken. Cancel-safe.
+    async fn next_denial(&mut self) -> Option<forge_domain::sandbox::SandboxDenial>;
 }
 
 #[async_trait]

@@ -12,7 +12,10 @@ use serde_json::{Value, json};
 use crate::book::{Decision, GLOBAL_CONVERSATION, TurnBook};
 use crate::conn::ConnInfo;
 use crate::inspect::fill_schema;
-use crate::log::{LoggedRequest, RequestLog, ServedUsage, loggable_body, loggable_headers, now_ms};
+use crate::log::{
+    LoggedRequest, RequestLog, ServedUsage, loggable_body, loggable_headers, now_ms,
+    request_credential,
+};
 use crate::reply::{FINISHED_TEXT, IdGen, ReplyPlan, estimate_tokens, model_of};
 use crate::sse::{self, Delivery};
 use crate::tools::{ToolCatalog, Vendor};
@@ -66,6 +69,7 @@ pub async fn handle(
         side_call: None,
         outcome: String::new(),
         usage: None,
+        credential: request_credential(&headers, uri.query()),
     };
     let response = route(
         &state,

@@ -95,6 +95,6 @@ pub mod tools;
 
 pub use book::{Decision, TurnBook};
 pub use error::FakeModelError;
-pub use log::{LoggedRequest, ServedUsage};
+pub use log::{LoggedRequest, ServedUsage, credential_digest};
 pub use scenario::{AlwaysWord, FailKnob, Route, Scenario, Times, ToolAction, Turn};
 pub use server::{FakeModelOptions, FakeModelServer, RunningServer, serve_forever};

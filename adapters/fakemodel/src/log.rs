@@ -47,6 +47,32 @@ pub struct LoggedRequest {
     /// (turns and side calls answered whole): what a run's usage is checked against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<ServedUsage>,
+    /// The key the request carried, as its [`credential_digest`] (never the key itself): a
+    /// test checks that the real key arrived (forge's sandbox adds it outside).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
+}
+
+/// A digest of a key for the log (FNV-1a, 64 bits, in hex): the same key gives the same
+/// digest, and the log never holds the key.
+pub fn credential_digest(key: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in key.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("fnv1a:{hash:016x}")
+}
+
+/// The key a request carries: `x-api-key`, `x-goog-api-key`, `authorization` (without
+/// `Bearer `) or the `key` query parameter, as its digest.
+pub fn request_credential(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let key = header("x-api-key")
+        .or_else(|| header("x-goog-api-key"))
+        .or_else(|| header("authorization").map(|v| v.strip_prefix("Bearer ").unwrap_or(v)))
+        .or_else(|| query?.split('&').find_map(|pair| pair.strip_prefix("key=")))?;
+    Some(credential_digest(key))
 }
 
 /// Tokens a response reported, as every vendor's usage block counts them.
@@ -144,4 +170,36 @@ pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_logged_credential_is_a_digest_of_the_key_wherever_it_travels() {
+        let check = |headers: &[(&str, &str)], query: Option<&str>, want: Option<&str>| {
+            let mut map = HeaderMap::new();
+            for (name, value) in headers {
+                map.insert(
+                    axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                    value.parse().unwrap(),
+                );
+            }
+            assert_eq!(
+                request_credential(&map, query),
+                want.map(credential_digest),
+                "{headers:?} {query:?}"
+            );
+        };
+        check(&[("x-api-key", "k1")], None, Some("k1"));
+        check(&[("authorization", "Bearer k2")], None, Some("k2"));
+        check(&[("x-goog-api-key", "k3")], Some("alt=sse"), Some("k3"));
+        check(&[], Some("alt=sse&key=k4"), Some("k4"));
+        // Look-alikes: not a key.
+        check(&[("x-other", "k")], Some("apikey=k&monkey=k"), None);
+        check(&[], None, None);
+        assert_ne!(credential_digest("a"), credential_digest("b"));
+        assert!(!credential_digest("sk-secret").contains("secret"));
+    }
 }

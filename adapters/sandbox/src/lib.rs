@@ -17,9 +17,12 @@ mod args;
 mod env;
 mod facts;
 mod mechanism;
+mod net;
+mod process;
 mod runner;
 
 pub use args::bwrap_args;
 pub use env::confined_env;
 pub use mechanism::{Mechanism, Unavailable, probe};
-pub use runner::{NetworkConfinement, SandboxConfig, SandboxedRunner};
+pub use net::{EgressKey, EgressPlan, EgressRoute, EgressSession, NetworkConfinement};
+pub use runner::{SandboxConfig, SandboxedRunner};

@@ -10,12 +10,15 @@ use forge_domain::{EndedOrphan, ForgeError};
 use forge_ports::{
     CapturedOutput, EnvSpec, Invocation, ProcessRunner, RunningProcess, SpawnOptions,
 };
+use futures::FutureExt as _;
 use tokio::sync::OnceCell;
 
 use crate::args::{bwrap_args, kind_of};
 use crate::env::confined_env;
 use crate::facts::gather;
 use crate::mechanism::{Mechanism, Unavailable, probe};
+use crate::net::{EgressSession, NetworkConfinement};
+use crate::process::EgressedProcess;
 
 /// How the sandbox is set up for this forge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,14 +41,6 @@ impl Default for SandboxConfig {
             home: None,
         }
     }
-}
-
-/// The network half, which the egress adapter provides: until one is plugged in, a confined
-/// run shares forge's network (and `doctor` and the run's report say so).
-pub trait NetworkConfinement: Send + Sync {
-    /// The argv prefix run inside the sandbox before the CLI (the egress bridge), the
-    /// variables it needs inside, and the directory of its sockets (bound in at the same path).
-    fn inside(&self) -> (Vec<String>, Vec<(String, String)>, PathBuf);
 }
 
 /// Confines every invocation that carries a [`Confinement`], when the mode is on.
@@ -77,7 +72,7 @@ impl SandboxedRunner {
         self.config.settings.mode
     }
 
-    /// Whether the network is confined too (an egress is plugged in).
+    /// Whether the network is confined too (an egress point is plugged in).
     pub fn network_confined(&self) -> bool {
         self.network.is_some()
     }
@@ -102,11 +97,24 @@ impl SandboxedRunner {
     /// [`ForgeError::ExecutableNotFound`] when the program is not found;
     /// [`ForgeError::Io`] when a writable directory cannot be created.
     pub async fn wrap(&self, invocation: Invocation) -> Result<Invocation, ForgeError> {
+        // The egress point, if any, stops here: for inspecting the command line only.
+        Ok(self.confine(invocation).await?.0)
+    }
+
+    /// [`SandboxedRunner::wrap`], with the egress point the wrapped command needs running
+    /// (it must live as long as the command).
+    ///
+    /// # Errors
+    /// As [`SandboxedRunner::wrap`]; [`ForgeError::Io`] when the egress point cannot start.
+    pub async fn confine(
+        &self,
+        invocation: Invocation,
+    ) -> Result<(Invocation, Option<Box<dyn EgressSession>>), ForgeError> {
         let Some(confinement) = invocation.confinement.clone() else {
-            return Ok(invocation);
+            return Ok((invocation, None));
         };
         if self.config.settings.mode == SandboxMode::Off {
-            return Ok(invocation);
+            return Ok((invocation, None));
         }
         let mechanism = self
             .mechanism()
@@ -153,11 +161,22 @@ impl SandboxedRunner {
             &self.config.forge_private,
         );
         let mut mounts = fs_plan(&confinement, &facts);
-        let network = self.network.as_ref().map(|n| n.inside());
-        if let Some((_, _, sockets)) = &network {
-            mounts.push(forge_domain::sandbox::Mount::Writable(sockets.clone()));
+        let egress = match &self.network {
+            Some(network) => {
+                let plan = crate::net::plan(
+                    &confinement,
+                    &mut env,
+                    &invocation.files,
+                    &self.config.settings.allow_hosts,
+                )?;
+                Some(network.start(&plan)?)
+            }
+            None => None,
+        };
+        if let Some(egress) = &egress {
+            mounts.push(forge_domain::sandbox::Mount::Writable(egress.socket_dir()));
         }
-        let mut args = bwrap_args(&mounts, &kind_of, &invocation.cwd, network.is_some())?;
+        let mut args = bwrap_args(&mounts, &kind_of, &invocation.cwd, egress.is_some())?;
         // The private /tmp: whatever TMPDIR said outside is not writable inside.
         env.insert("TMPDIR".to_owned(), "/tmp".to_owned());
         let mut outer = vec![
@@ -168,13 +187,13 @@ impl SandboxedRunner {
         outer.push("--".to_owned());
         outer.push(text(&mechanism.env));
         outer.push("--default-signal=INT,TERM".to_owned());
-        if let Some((prefix, inside_env, _)) = network {
-            outer.extend(prefix);
-            env.extend(inside_env);
+        if let Some(egress) = &egress {
+            outer.extend(egress.bridge_args());
+            env.extend(egress.inside_env());
         }
         outer.push(text(&program));
         outer.extend(invocation.args.iter().cloned());
-        Ok(Invocation {
+        let wrapped = Invocation {
             program: mechanism.env.clone(),
             args: outer,
             env: EnvSpec {
@@ -183,8 +202,30 @@ impl SandboxedRunner {
                 remove: Vec::new(),
             },
             ..invocation
-        })
+        };
+        Ok((wrapped, egress))
     }
+}
+
+/// A finished command's output with what its egress point refused, told on stderr (where
+/// the caller of a short command looks), after the egress point stopped.
+async fn with_denials(
+    out: Result<CapturedOutput, ForgeError>,
+    egress: Option<Box<dyn EgressSession>>,
+) -> Result<CapturedOutput, ForgeError> {
+    let Some(mut egress) = egress else {
+        return out;
+    };
+    let denials = egress.take_denials();
+    egress.shutdown().await;
+    let mut out = out?;
+    if let Some(mut denials) = denials {
+        while let Some(Some(denial)) = denials.next_denial().now_or_never() {
+            out.stderr
+                .push_str(&format!("forge sandbox: {}\n", denial.describe()));
+        }
+    }
+    Ok(out)
 }
 
 /// Absolute, existing paths: the work tree canonical, the writable directories created.
@@ -213,8 +254,24 @@ impl ProcessRunner for SandboxedRunner {
         invocation: Invocation,
         options: SpawnOptions,
     ) -> Result<Box<dyn RunningProcess>, ForgeError> {
-        let invocation = self.wrap(invocation).await?;
-        self.inner.spawn(invocation, options).await
+        let (invocation, egress) = self.confine(invocation).await?;
+        let child = self.inner.spawn(invocation, options).await;
+        match egress {
+            None => child,
+            Some(egress) => {
+                let process = EgressedProcess {
+                    inner: match child {
+                        Ok(child) => child,
+                        Err(e) => {
+                            egress.shutdown().await;
+                            return Err(e);
+                        }
+                    },
+                    egress: Some(egress),
+                };
+                Ok(Box::new(process))
+            }
+        }
     }
 
     async fn output(
@@ -222,8 +279,9 @@ impl ProcessRunner for SandboxedRunner {
         invocation: Invocation,
         timeout: Duration,
     ) -> Result<CapturedOutput, ForgeError> {
-        let invocation = self.wrap(invocation).await?;
-        self.inner.output(invocation, timeout).await
+        let (invocation, egress) = self.confine(invocation).await?;
+        let out = self.inner.output(invocation, timeout).await;
+        with_denials(out, egress).await
     }
 
     async fn output_until(
@@ -232,8 +290,9 @@ impl ProcessRunner for SandboxedRunner {
         timeout: Duration,
         enough: &(dyn for<'a> Fn(&'a str) -> bool + Send + Sync),
     ) -> Result<CapturedOutput, ForgeError> {
-        let invocation = self.wrap(invocation).await?;
-        self.inner.output_until(invocation, timeout, enough).await
+        let (invocation, egress) = self.confine(invocation).await?;
+        let out = self.inner.output_until(invocation, timeout, enough).await;
+        with_denials(out, egress).await
     }
 
     fn locate(&self, program: &Path) -> Option<PathBuf> {

@@ -125,6 +125,7 @@ pub fn outcome(id: &str, worktree: &Path, score: u8, files: &[&str]) -> TaskOutc
         summary: Some("Added greet.txt with a greeting.".to_owned()),
         error: None,
         delivery: None,
+        sandbox_denied: Vec::new(),
         context_files: Vec::new(),
         sandbox: None,
     }

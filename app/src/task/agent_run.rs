@@ -119,6 +119,7 @@ pub async fn run_agent(
         usage: result.metadata.usage,
         validation: None,
         fresh_session,
+        sandbox_denied: result.metadata.sandbox_denied.clone(),
     };
     AgentRun {
         cycle,

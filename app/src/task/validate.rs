@@ -3,6 +3,7 @@
 //! kill ladder on the whole group when crossed), a bounded tail of the output kept for the
 //! report, the full (redacted) output teed into `validation/<label>-<step>.log`.
 
+use futures::FutureExt as _;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -122,6 +123,9 @@ impl StepRunner {
         };
         let started = self.clock.monotonic_ms();
         let mut child = self.runner.spawn(invocation, options).await?;
+        // What the sandbox refuses the code under test, read once the step is over (its
+        // egress point stops with it).
+        let mut denials = child.take_sandbox_denials();
         let killer = child.killer();
         let mut tail = Tail::new(TAIL_BYTES);
         // The whole output, not the tail, says which tests failed.
@@ -153,6 +157,12 @@ impl StepRunner {
             }
         }
         let exit = child.wait().await?;
+        let mut sandbox_denied = Vec::new();
+        if let Some(denials) = denials.as_mut() {
+            while let Some(Some(denial)) = denials.next_denial().now_or_never() {
+                sandbox_denied.push(denial);
+            }
+        }
         if cancelled {
             return Err(ForgeError::Cancelled);
         }
@@ -180,6 +190,7 @@ impl StepRunner {
                 }
                 failed
             }),
+            sandbox_denied,
         })
     }
 }

@@ -261,6 +261,7 @@ impl Warm {
             timed_out: false,
             cache: Some(note),
             failed_tests: None,
+            sandbox_denied: Vec::new(),
         })
     }
 

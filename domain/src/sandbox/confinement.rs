@@ -36,6 +36,10 @@ pub struct Confinement {
     /// ([`STATE_DIR_VARS`]) are writable too.
     #[serde(default)]
     pub cli_state_from_env: bool,
+    /// What the run reaches on the network besides `[sandbox] allow_hosts`: its model and
+    /// forge's MCP server for it.
+    #[serde(default)]
+    pub network: super::model::RunNetwork,
 }
 
 /// Package caches in the user's home that builds and installs write (cargo's registry lock,

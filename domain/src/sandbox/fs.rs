@@ -99,7 +99,10 @@ pub fn fs_plan(confinement: &Confinement, facts: &FsFacts) -> Vec<Mount> {
     let own_home = facts.cli_home.as_ref().filter(|dir| {
         confinement.cli_state_from_env
             && dir.parent().is_some()
-            && !facts.home.as_ref().is_some_and(|home| home.starts_with(dir))
+            && !facts
+                .home
+                .as_ref()
+                .is_some_and(|home| home.starts_with(dir))
     });
     if let Some(dir) = own_home {
         writable.push(dir.clone());
@@ -301,7 +304,9 @@ mod tests {
             if opened {
                 let ssh = PathBuf::from(cli_home).join(".ssh");
                 let home = position(&mounts, &Mount::WritableIfPresent(cli_home.into()));
-                let last = mounts.iter().rposition(|m| *m == Mount::Hidden(ssh.clone()));
+                let last = mounts
+                    .iter()
+                    .rposition(|m| *m == Mount::Hidden(ssh.clone()));
                 assert!(last.is_some_and(|l| l > home), "{ssh:?} not hidden again");
             }
         };

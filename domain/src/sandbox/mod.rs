@@ -4,8 +4,10 @@
 //! (`adapters/egress`) asks [`net::decide`] for every connection.
 
 pub mod confinement;
+pub mod denial;
 pub mod env;
 pub mod fs;
+pub mod model;
 pub mod net;
 pub mod protected;
 pub mod settings;
@@ -14,7 +16,12 @@ pub use confinement::{
     Confinement, STATE_DIR_VARS, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home,
     state_dirs_named,
 };
+pub use denial::SandboxDenial;
 pub use env::{EnvVerdict, env_verdict, provider_credentials};
 pub use fs::{FsFacts, Mount, fs_plan};
+pub use model::{
+    BaseUrl, KeySlot, KeyUse, ModelRoute, ModelWiring, RunNetwork, mcp_endpoint, model_route,
+    model_wiring,
+};
 pub use net::{Endpoint, HostPattern, NetPolicy, NetVerdict};
 pub use settings::{SandboxMode, SandboxSettings};

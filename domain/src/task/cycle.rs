@@ -30,4 +30,7 @@ pub struct Cycle {
     /// The provider could not resume, so this run started a fresh session with the failures.
     #[serde(default)]
     pub fresh_session: bool,
+    /// What the sandbox refused the agent in this run (its refused connections).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_denied: Vec<crate::sandbox::SandboxDenial>,
 }

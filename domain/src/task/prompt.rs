@@ -222,6 +222,7 @@ mod tests {
             timed_out: false,
             cache: None,
             failed_tests: None,
+            sandbox_denied: Vec::new(),
         }
     }
 

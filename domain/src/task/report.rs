@@ -63,6 +63,10 @@ pub struct TaskOutcome {
     /// (issue 31) — what the run results' `sandbox` says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// The report's sandbox section: everything the sandbox refused the agent over the
+    /// task's runs (each refused connection), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_denied: Vec<crate::sandbox::SandboxDenial>,
 }
 
 /// The same value under the name the issue's report section uses.
@@ -126,6 +130,7 @@ mod tests {
             timed_out: false,
             cache: None,
             failed_tests: None,
+            sandbox_denied: Vec::new(),
         }
     }
 
@@ -148,6 +153,7 @@ mod tests {
                     "FAIL: add(2,2) = 5",
                 )])),
                 fresh_session: false,
+                sandbox_denied: Vec::new(),
             },
             Cycle {
                 kind: CycleKind::ValidationFix,
@@ -161,6 +167,7 @@ mod tests {
                     "ok",
                 )])),
                 fresh_session: false,
+                sandbox_denied: Vec::new(),
             },
         ];
         let (cost_usd, usage) = totals(&cycles);
@@ -216,6 +223,7 @@ mod tests {
             summary: Some("Fixed add.".into()),
             error: None,
             delivery: None,
+            sandbox_denied: Vec::new(),
             context_files: Vec::new(),
             sandbox: None,
         }

@@ -59,6 +59,9 @@ pub struct ValidationStep {
     /// The tests its output named as failing (set when the step failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_tests: Option<FailedTests>,
+    /// What the sandbox refused the step (the code under test reaching out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_denied: Vec<crate::sandbox::SandboxDenial>,
 }
 
 impl ValidationStep {
@@ -221,6 +224,7 @@ mod tests {
             timed_out,
             cache: None,
             failed_tests: None,
+            sandbox_denied: Vec::new(),
         }
     }
 

@@ -1,9 +1,12 @@
 //! The sandbox group (issue 31): a steered agent — the fake model scripts one shell call —
 //! tries the escapes with each real CLI: read a key in the user's home, write outside the
 //! work tree, into the home, into the work tree's `.git/hooks` and the shared `/tmp`, and
-//! read a secret of forge's environment through `/proc/*/environ`. With the sandbox on
-//! (the default) each is refused and the work tree still takes the agent's file; with
-//! `--sandbox off` the same escapes succeed (the test sees what it claims to).
+//! read a secret of forge's environment through `/proc/*/environ`, and reach a service on a
+//! loopback port that is not the model. With the sandbox on (the default) each is refused,
+//! the refused connection is a `sandbox_denied` event of the run (its result and its events
+//! file), the fake model receives the real API key while no process in the sandbox holds
+//! more than a placeholder; with `--sandbox off` the same escapes succeed (the test sees
+//! what it claims to).
 
 use std::path::Path;
 use std::process::Command;
@@ -19,14 +22,20 @@ use super::{Ctx, say};
 
 const TIMEOUT: Duration = Duration::from_secs(240);
 const SECRET: &str = "forge-e2e-sandbox-secret-value";
-const ESCAPES: [&str; 6] = [
+const ESCAPES: [&str; 7] = [
     "read-key",
     "wrote-outside",
     "wrote-home",
     "wrote-hook",
     "wrote-tmp",
     "saw-secret",
+    "reached-port",
 ];
+/// The provider's API key as forge is configured with it: the model must receive it, the
+/// sandbox must never hold it.
+const REAL_KEY: &str = "sk-e2e-real-key-5d2c9a";
+/// The variables the steered agent looks for keys in.
+const KEY_VARS: [&str; 3] = ["ANTHROPIC_API_KEY", "MOCK_API_KEY", "GEMINI_API_KEY"];
 
 /// A verdict per provider and mode.
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
@@ -76,15 +85,24 @@ fn one(ctx: &Ctx, provider: &str, mode: &str, verdict: &mut Verdict) -> anyhow::
         "/tmp/forge-e2e-sandbox-{provider}-{mode}-{}",
         std::process::id()
     );
+    let other = OtherService::start()?;
     let scenario = root.join("scenario.toml");
-    std::fs::write(&scenario, scenario_toml(&home, &outside, &shared_tmp))?;
+    std::fs::write(
+        &scenario,
+        scenario_toml(&home, &outside, &shared_tmp, other.port),
+    )?;
     let server = ServerProcess::start(
         &suite.forge,
         &scenario.to_string_lossy(),
         &root.join("requests.jsonl"),
     )?;
     let template = CodexHome::Template(root.join("codex-template"));
-    let offline = offline::configure(provider, &suite.clis, &server.base_url, &template)?;
+    let mut offline = offline::configure(provider, &suite.clis, &server.base_url, &template)?;
+    for var in KEY_VARS {
+        if let Some(value) = offline.env.get_mut(var) {
+            *value = REAL_KEY.to_owned();
+        }
+    }
     std::fs::write(ws.join("forge.toml"), offline.project_toml())?;
 
     let mut command = Command::new(&suite.forge);
@@ -123,6 +141,7 @@ fn one(ctx: &Ctx, provider: &str, mode: &str, verdict: &mut Verdict) -> anyhow::
             "wrote-home" => home.join("planted").exists(),
             "wrote-hook" => ws.join(".git/hooks/pre-commit").exists(),
             "wrote-tmp" => Path::new(&shared_tmp).exists(),
+            "reached-port" => other.reached(),
             _ => said,
         };
         said && real
@@ -161,13 +180,14 @@ fn one(ctx: &Ctx, provider: &str, mode: &str, verdict: &mut Verdict) -> anyhow::
                 .push(format!("metadata.sandbox {sandbox:?}, want off"));
         }
     }
+    check_network(mode, &ws, &root, &result, other.port, verdict);
     let _ = std::fs::remove_file(&shared_tmp);
     verdict.note = format!("sandbox {sandbox}; escapes that worked: {succeeded:?}");
     Ok(())
 }
 
 /// One shell call that tries every escape and writes what worked into `escapes.txt`.
-fn scenario_toml(home: &Path, outside: &Path, shared_tmp: &str) -> String {
+fn scenario_toml(home: &Path, outside: &Path, shared_tmp: &str, port: u16) -> String {
     let script = format!(
         "R=escapes.txt; : > $R; \
          cat '{home}/.ssh/id_rsa' >/dev/null 2>&1 && echo read-key >> $R; \
@@ -176,7 +196,10 @@ fn scenario_toml(home: &Path, outside: &Path, shared_tmp: &str) -> String {
          (echo x > .git/hooks/pre-commit) 2>/dev/null && echo wrote-hook >> $R; \
          (echo x > '{shared_tmp}') 2>/dev/null && echo wrote-tmp >> $R; \
          cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -q '^AWS_SECRET_ACCESS_KEY=' && echo saw-secret >> $R; \
+         curl -s -m 10 -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/probe 2>/dev/null | grep -q 200 && echo reached-port >> $R; \
+         cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -E '^({keys})=' | sort -u > keys.txt; \
          echo done >> $R",
+        keys = KEY_VARS.join("|"),
         home = home.display(),
         outside = outside.display(),
     );
@@ -190,6 +213,131 @@ fn scenario_toml(home: &Path, outside: &Path, shared_tmp: &str) -> String {
          [[turns]]\n\
          text = \"Probed.\"\n"
     )
+}
+
+/// The network half: the refused connection reported (result and events file) with the
+/// sandbox on, the footer's word on the network, and the keys — the model got the real one,
+/// the sandbox held only placeholders (with the sandbox off, the real key is in the CLI's
+/// environment, as the test sees).
+fn check_network(
+    mode: &str,
+    ws: &Path,
+    root: &Path,
+    result: &serde_json::Value,
+    port: u16,
+    verdict: &mut Verdict,
+) {
+    let target = format!("127.0.0.1:{port}");
+    let denied_in_result = result["metadata"]["sandbox_denied"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|d| d["target"] == target.as_str()));
+    let run_id = result["metadata"]["run_id"].as_str().unwrap_or_default();
+    let events =
+        std::fs::read_to_string(ws.join(".forgecode/runs").join(run_id).join("events.jsonl"))
+            .unwrap_or_default();
+    let denied_in_events = events.lines().any(|l| {
+        serde_json::from_str::<serde_json::Value>(l).is_ok_and(|e| {
+            e["type"] == "sandbox_denied"
+                && e["kind"] == "network"
+                && e["target"] == target.as_str()
+        })
+    });
+    let sandbox = result["metadata"]["sandbox"].as_str().unwrap_or_default();
+    let keys = std::fs::read_to_string(ws.join("keys.txt")).unwrap_or_default();
+    let real_inside = keys.lines().any(|l| l.ends_with(&format!("={REAL_KEY}")));
+    let placeholder_inside = keys
+        .lines()
+        .any(|l| l.contains("=forge-sandbox-placeholder-"));
+    let want = forge_adapter_fakemodel::credential_digest(REAL_KEY);
+    let requests = std::fs::read_to_string(root.join("requests.jsonl")).unwrap_or_default();
+    let model_keys: Vec<String> = requests
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| !r["vendor"].is_null())
+        .map(|r| r["credential"].as_str().unwrap_or("none").to_owned())
+        .collect();
+    if model_keys.is_empty() || model_keys.iter().any(|k| *k != want) {
+        verdict.failures.push(format!(
+            "the model did not get the real key on every request: {model_keys:?}, want {want}"
+        ));
+    }
+    if mode == "on" {
+        if !denied_in_result || !denied_in_events {
+            verdict.failures.push(format!(
+                "the refused connection to {target} is not reported (result: {denied_in_result}, events file: {denied_in_events}): {}",
+                result["metadata"]["sandbox_denied"]
+            ));
+        }
+        if !sandbox.contains("network through forge's egress") {
+            verdict.failures.push(format!(
+                "metadata.sandbox {sandbox:?} does not say the network is confined"
+            ));
+        }
+        if real_inside || !placeholder_inside {
+            verdict.failures.push(format!(
+                "inside the sandbox the key variables were {keys:?}: want only placeholders"
+            ));
+        }
+    } else {
+        if denied_in_result || denied_in_events {
+            verdict
+                .failures
+                .push("a connection was reported refused with the sandbox off".to_owned());
+        }
+        if !real_inside {
+            verdict.failures.push(format!(
+                "with the sandbox off the probe did not see the real key: {keys:?} (is it blind?)"
+            ));
+        }
+    }
+}
+
+/// A service on a loopback port that is not the model: an agent that reaches it gets `200`.
+struct OtherService {
+    port: u16,
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl OtherService {
+    fn start() -> anyhow::Result<Self> {
+        use std::io::{Read as _, Write as _};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (h, s) = (std::sync::Arc::clone(&hits), std::sync::Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((mut stream, _)) => {
+                        h.fetch_add(1, Ordering::Relaxed);
+                        let _ = stream.set_nonblocking(false);
+                        let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+                        let mut buf = [0u8; 4096];
+                        let _ = stream.read(&mut buf);
+                        let _ = stream.write_all(
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                        );
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        });
+        Ok(Self { port, hits, stop })
+    }
+
+    fn reached(&self) -> bool {
+        self.hits.load(std::sync::atomic::Ordering::Relaxed) > 0
+    }
+}
+
+impl Drop for OtherService {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 fn tail(text: &str) -> &str {

@@ -102,6 +102,7 @@ fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
         .map(|v| v.compare(ending.baseline.as_ref()))
         .unwrap_or_default();
     let worktree = task.worktree.display().to_string();
+    let sandbox_denied = sandbox_denied(&task.cycles, ending.baseline.as_ref());
     TaskOutcome {
         task_id: task.task_id.clone(),
         status: ending.stop.status(),
@@ -127,5 +128,26 @@ fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
         delivery: None,
         context_files: ending.context_files,
         sandbox: task.pipeline.sandbox(),
+        sandbox_denied,
     }
+}
+
+/// Everything the sandbox refused over the task, in order: the baseline's steps, then per
+/// cycle the agent's run and its validation's steps.
+fn sandbox_denied(
+    cycles: &[forge_domain::task::Cycle],
+    baseline: Option<&forge_domain::task::ValidationReport>,
+) -> Vec<forge_domain::sandbox::SandboxDenial> {
+    let steps = |v: Option<&forge_domain::task::ValidationReport>| {
+        v.into_iter()
+            .flat_map(|v| v.steps.iter())
+            .flat_map(|s| s.sandbox_denied.iter().cloned())
+            .collect::<Vec<_>>()
+    };
+    let mut out = steps(baseline);
+    for cycle in cycles {
+        out.extend(cycle.sandbox_denied.iter().cloned());
+        out.extend(steps(cycle.validation.as_ref()));
+    }
+    out
 }

@@ -200,6 +200,12 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
         }
         None => {}
     }
+    if !o.sandbox_denied.is_empty() {
+        let _ = writeln!(s, "{}", style.yellow("sandbox refused:"));
+    }
+    for denial in &o.sandbox_denied {
+        let _ = writeln!(s, "  {}", denial.describe());
+    }
     if let Some(e) = &o.error {
         let _ = writeln!(s, "error: {e}");
     }

@@ -189,6 +189,7 @@ mod tests {
                 count: Some(1),
                 itemized: true,
             }),
+            sandbox_denied: Vec::new(),
         }])
     }
 

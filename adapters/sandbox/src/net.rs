@@ -1,0 +1,365 @@
+//! The network half of a confined run: what its egress point is asked to let through (the
+//! model's route with the keys added outside, forge's MCP server, `[sandbox] allow_hosts`),
+//! worked out from the environment and files the invocation really uses.
+//!
+//! The egress point itself is plugged in by the composition root ([`NetworkConfinement`],
+//! implemented over `forge-adapter-egress`): one is started per confined process and lives
+//! exactly as long as it.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use forge_domain::ForgeError;
+use forge_domain::sandbox::{
+    Confinement, Endpoint, HostPattern, KeySlot, KeyUse, ModelWiring, model_route,
+};
+use forge_ports::{FileSource, PreparedFile, SandboxDenials};
+
+/// What one confined process may reach.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EgressPlan {
+    pub routes: Vec<EgressRoute>,
+    /// `[sandbox] allow_hosts`, and a model host that could not be given a route.
+    pub allow_hosts: Vec<String>,
+}
+
+/// A fixed endpoint reached at `addr` inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EgressRoute {
+    pub addr: SocketAddr,
+    /// Where requests go outside (an origin); `None`: the same address.
+    pub upstream: Option<String>,
+    pub keys: Vec<EgressKey>,
+}
+
+/// A key the egress point puts in place of its placeholder on its route.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EgressKey {
+    pub slot: KeySlot,
+    pub placeholder: String,
+    pub value: String,
+}
+
+impl std::fmt::Debug for EgressKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EgressKey")
+            .field("slot", &self.slot)
+            .field("placeholder", &self.placeholder)
+            .field("value", &"[redacted]")
+            .finish()
+    }
+}
+
+/// Starts the egress point of one confined process.
+pub trait NetworkConfinement: Send + Sync {
+    /// An egress point serving `plan`, up before the process starts.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when its sockets cannot be made; [`ForgeError::InvalidRequest`]
+    /// for a route or host it cannot serve.
+    fn start(&self, plan: &EgressPlan) -> Result<Box<dyn EgressSession>, ForgeError>;
+}
+
+/// A running egress point. Dropping it stops it and removes its sockets.
+#[async_trait]
+pub trait EgressSession: Send {
+    /// The argv prefix run inside the sandbox before the command (the bridge).
+    fn bridge_args(&self) -> Vec<String>;
+    /// The variables the command needs inside (the proxy).
+    fn inside_env(&self) -> Vec<(String, String)>;
+    /// The directory of the sockets, bound into the sandbox at the same path.
+    fn socket_dir(&self) -> PathBuf;
+    /// The refusals as they happen, once.
+    fn take_denials(&mut self) -> Option<Box<dyn SandboxDenials>>;
+    /// Stops serving and waits until every connection has ended; the sockets are removed.
+    async fn shutdown(self: Box<Self>);
+}
+
+/// The plan for `confinement`, and the environment changed to match it: the model's base
+/// URL pointed at its route when it had to be rewritten, each key replaced by a placeholder
+/// that only the egress point turns back into the key.
+///
+/// # Errors
+/// [`ForgeError::InvalidRequest`] for a model base URL that is not http(s).
+pub fn plan(
+    confinement: &Confinement,
+    env: &mut BTreeMap<String, String>,
+    files: &[PreparedFile],
+    allow_hosts: &[HostPattern],
+) -> Result<EgressPlan, ForgeError> {
+    let mut out = EgressPlan {
+        routes: Vec::new(),
+        allow_hosts: allow_hosts.iter().cloned().map(String::from).collect(),
+    };
+    let mut taken = Vec::new();
+    if let Some(mcp) = &confinement.network.mcp {
+        out.routes.push(EgressRoute {
+            addr: socket_addr(mcp)?,
+            upstream: None,
+            keys: Vec::new(),
+        });
+        taken.push(mcp.port);
+    }
+    if let Some(wiring) = &confinement.network.model {
+        model(wiring, env, files, &taken, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn model(
+    wiring: &ModelWiring,
+    env: &mut BTreeMap<String, String>,
+    files: &[PreparedFile],
+    taken: &[u16],
+    out: &mut EgressPlan,
+) -> Result<(), ForgeError> {
+    let mut keys = wiring.keys.clone();
+    let mut base = wiring
+        .base_url_env
+        .iter()
+        .find_map(|var| env.get(var).filter(|v| !v.is_empty()).map(|v| (var, v)))
+        .map(|(var, url)| (Some(var.clone()), url.clone()));
+    if wiring.codex_config {
+        if let Some(provider) = codex_provider(env, files) {
+            if let Some(url) = provider.base_url {
+                base = Some((None, url));
+            }
+            if let Some(var) = provider.env_key {
+                keys.push(KeyUse {
+                    env: var,
+                    slots: vec![KeySlot::Header("authorization".to_owned())],
+                });
+            }
+        }
+    }
+    let (var, url) = base.unwrap_or((
+        wiring.base_url_env.first().cloned(),
+        wiring.default_base_url.clone(),
+    ));
+    let route = model_route(&url, taken).map_err(|reason| ForgeError::InvalidRequest { reason })?;
+    if route.rewritten.is_some() && var.is_none() {
+        // codex's base URL is in its config.toml, which forge does not rewrite: the model's
+        // host goes through the proxy, and its key stays in the sandbox (said in the docs).
+        if let Ok(parsed) = forge_domain::sandbox::BaseUrl::parse(&url) {
+            out.allow_hosts
+                .push(format!("{}:{}", parsed.host, parsed.port));
+        }
+        return Ok(());
+    }
+    if let (Some(var), Some(rewritten)) = (&var, &route.rewritten) {
+        env.insert(var.clone(), rewritten.clone());
+    }
+    let mut egress_keys = Vec::new();
+    for key in &keys {
+        let Some(value) = env.get_mut(&key.env).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let placeholder = format!(
+            "forge-sandbox-placeholder-{}",
+            uuid::Uuid::now_v7().simple()
+        );
+        let real = std::mem::replace(value, placeholder.clone());
+        for slot in &key.slots {
+            egress_keys.push(EgressKey {
+                slot: slot.clone(),
+                placeholder: placeholder.clone(),
+                value: real.clone(),
+            });
+        }
+    }
+    out.routes.push(EgressRoute {
+        addr: socket_addr(&route.inside)?,
+        upstream: route.upstream,
+        keys: egress_keys,
+    });
+    Ok(())
+}
+
+fn socket_addr(endpoint: &Endpoint) -> Result<SocketAddr, ForgeError> {
+    let ip: IpAddr = endpoint
+        .host
+        .parse()
+        .map_err(|_| ForgeError::InvalidRequest {
+            reason: format!("the sandbox routes only addresses, not {:?}", endpoint.host),
+        })?;
+    Ok(SocketAddr::new(ip, endpoint.port))
+}
+
+/// codex's model provider as its `config.toml` names it.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct CodexProvider {
+    base_url: Option<String>,
+    env_key: Option<String>,
+}
+
+/// `$CODEX_HOME/config.toml` (else `$HOME/.codex/config.toml`): the file the invocation
+/// prepares there, else the one on disk.
+fn codex_provider(env: &BTreeMap<String, String>, files: &[PreparedFile]) -> Option<CodexProvider> {
+    let home = env
+        .get("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| env.get("HOME").map(|h| Path::new(h).join(".codex")))?;
+    let path = home.join("config.toml");
+    let text = match files.iter().find(|f| f.path == path).map(|f| &f.source) {
+        Some(FileSource::Contents(bytes)) => String::from_utf8(bytes.clone()).ok()?,
+        Some(FileSource::CopyOf(from)) => std::fs::read_to_string(from).ok()?,
+        Some(FileSource::SymlinkTo(to)) => std::fs::read_to_string(to).ok()?,
+        None => std::fs::read_to_string(&path).ok()?,
+    };
+    Some(parse_codex_config(&text))
+}
+
+fn parse_codex_config(text: &str) -> CodexProvider {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return CodexProvider::default();
+    };
+    let name = table
+        .get("model_provider")
+        .and_then(toml::Value::as_str)
+        .unwrap_or("openai");
+    let provider = table
+        .get("model_providers")
+        .and_then(|p| p.get(name))
+        .and_then(toml::Value::as_table);
+    let text_of = |key: &str| {
+        provider
+            .and_then(|p| p.get(key))
+            .and_then(toml::Value::as_str)
+            .map(str::to_owned)
+    };
+    CodexProvider {
+        base_url: text_of("base_url"),
+        env_key: text_of("env_key"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forge_domain::sandbox::{RunNetwork, model_wiring};
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn confinement(provider: &str, mcp: Option<u16>) -> Confinement {
+        let mut c = Confinement::work_tree("/w");
+        c.network = RunNetwork {
+            model: model_wiring(provider),
+            mcp: mcp.map(|port| Endpoint {
+                host: "127.0.0.1".into(),
+                port,
+            }),
+        };
+        c
+    }
+
+    #[test]
+    fn a_loopback_model_keeps_its_address_and_its_key_becomes_a_placeholder() {
+        let mut vars = env(&[
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:4100"),
+            ("ANTHROPIC_API_KEY", "sk-real"),
+            ("PATH", "/bin"),
+        ]);
+        let plan = plan(&confinement("claude", Some(5000)), &mut vars, &[], &[]).unwrap();
+        assert_eq!(plan.routes.len(), 2);
+        assert_eq!(plan.routes[0].addr.to_string(), "127.0.0.1:5000");
+        assert!(plan.routes[0].keys.is_empty());
+        let model = &plan.routes[1];
+        assert_eq!(model.addr.to_string(), "127.0.0.1:4100");
+        assert_eq!(model.upstream, None);
+        assert_eq!(model.keys.len(), 1);
+        assert_eq!(model.keys[0].slot, KeySlot::Header("x-api-key".into()));
+        assert_eq!(model.keys[0].value, "sk-real");
+        assert_eq!(vars["ANTHROPIC_API_KEY"], model.keys[0].placeholder);
+        assert!(vars["ANTHROPIC_API_KEY"].starts_with("forge-sandbox-placeholder-"));
+        assert_eq!(vars["ANTHROPIC_BASE_URL"], "http://127.0.0.1:4100");
+    }
+
+    #[test]
+    fn a_remote_model_is_rewritten_to_a_loopback_route() {
+        let mut vars = env(&[("GEMINI_API_KEY", "g-real")]);
+        let plan = plan(&confinement("gemini", None), &mut vars, &[], &[]).unwrap();
+        let model = &plan.routes[0];
+        assert_eq!(model.addr.to_string(), "127.0.0.1:47000");
+        assert_eq!(
+            model.upstream.as_deref(),
+            Some("https://generativelanguage.googleapis.com")
+        );
+        assert_eq!(vars["GOOGLE_GEMINI_BASE_URL"], "http://127.0.0.1:47000");
+        // The header and the query parameter, one placeholder.
+        assert_eq!(model.keys.len(), 2);
+        assert_eq!(model.keys[0].placeholder, model.keys[1].placeholder);
+        assert_eq!(vars["GEMINI_API_KEY"], model.keys[0].placeholder);
+    }
+
+    #[test]
+    fn codex_reads_its_provider_from_the_prepared_config() {
+        let config = "model_provider = \"mock\"\n[model_providers.mock]\n\
+                      base_url = \"http://127.0.0.1:4200/v1\"\nenv_key = \"MOCK_API_KEY\"\n";
+        let files = vec![PreparedFile {
+            path: PathBuf::from("/r/home/.codex/config.toml"),
+            source: FileSource::Contents(config.as_bytes().to_vec()),
+        }];
+        let mut vars = env(&[("CODEX_HOME", "/r/home/.codex"), ("MOCK_API_KEY", "m-real")]);
+        let plan = plan(&confinement("codex", None), &mut vars, &files, &[]).unwrap();
+        let model = &plan.routes[0];
+        assert_eq!(model.addr.to_string(), "127.0.0.1:4200");
+        assert_eq!(model.keys[0].value, "m-real");
+        assert_eq!(model.keys[0].slot, KeySlot::Header("authorization".into()));
+        assert_eq!(vars["MOCK_API_KEY"], model.keys[0].placeholder);
+    }
+
+    #[test]
+    fn codex_with_a_remote_model_goes_through_the_proxy_with_its_key() {
+        let mut vars = env(&[("OPENAI_API_KEY", "o-real"), ("HOME", "/nonexistent")]);
+        let allow = [HostPattern::parse("*.crates.io").unwrap()];
+        let plan = plan(&confinement("codex", None), &mut vars, &[], &allow).unwrap();
+        assert!(plan.routes.is_empty());
+        assert_eq!(plan.allow_hosts, ["*.crates.io", "api.openai.com:443"]);
+        assert_eq!(vars["OPENAI_API_KEY"], "o-real");
+    }
+
+    #[test]
+    fn code_and_unknown_agents_reach_only_the_allowed_hosts() {
+        let mut vars = env(&[("ANTHROPIC_API_KEY", "k")]);
+        let plan = plan(&Confinement::work_tree("/w"), &mut vars, &[], &[]).unwrap();
+        assert_eq!(plan, EgressPlan::default());
+        assert_eq!(vars["ANTHROPIC_API_KEY"], "k");
+    }
+
+    #[test]
+    fn codex_config_names_its_provider() {
+        let check = |text: &str, base: Option<&str>, key: Option<&str>| {
+            let p = parse_codex_config(text);
+            assert_eq!(
+                (p.base_url.as_deref(), p.env_key.as_deref()),
+                (base, key),
+                "{text}"
+            );
+        };
+        check(
+            "model_provider = \"m\"\n[model_providers.m]\nbase_url = \"http://x\"\nenv_key = \"K\"\n",
+            Some("http://x"),
+            Some("K"),
+        );
+        // Another provider's table is not the one in use.
+        check(
+            "model_provider = \"a\"\n[model_providers.m]\nbase_url = \"http://x\"\n",
+            None,
+            None,
+        );
+        check(
+            "[model_providers.openai]\nbase_url = \"http://o\"\n",
+            Some("http://o"),
+            None,
+        );
+        check("not toml [", None, None);
+    }
+}
