@@ -38,11 +38,23 @@ fn allowance(position: usize) -> usize {
 
 /// Renders `ranked` (from [`super::rank`]) within `budget` characters.
 pub fn render(files: &[FileTags], ranked: &[Ranked], task: &str, budget: usize) -> RepoMap {
+    render_for(files, ranked, task, "the task", budget)
+}
+
+/// [`render`] with the header saying what the files are ranked by (`the task`, `the
+/// failure`).
+pub fn render_for(
+    files: &[FileTags],
+    ranked: &[Ranked],
+    task: &str,
+    ranked_by: &str,
+    budget: usize,
+) -> RepoMap {
     let query: BTreeSet<String> = terms::of_task(task).into_iter().collect();
     let named = lexical::named_identifiers(files, task);
     let used = use_counts(files);
     let mut text = format!(
-        "{} files; most relevant to the task first, with their definitions (line: signature)\n",
+        "{} files; most relevant to {ranked_by} first, with their definitions (line: signature)\n",
         files.len()
     );
     let mut shown = Vec::new();
