@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use forge_app::RunCanceller;
+use forge_app::task::TaskPipeline;
 use forge_app::task::preview::{ContextPreview, preview};
 use forge_app::task::preview_baseline::{self, BaselineInputs};
 use forge_app::task::validate::StepRunner;
@@ -54,7 +54,7 @@ pub async fn run(args: TaskContextArgs) -> Result<u8, Failure> {
             warm: None,
         },
         validation: config.validation.clone(),
-        cancel: RunCanceller::new(),
+        cancel: TaskPipeline::canceller(),
     });
     let watcher = match &baseline {
         Some(b) => Some(signals::watch(b.cancel.clone(), args.json)?),

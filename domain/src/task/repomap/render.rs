@@ -4,7 +4,7 @@
 //! only; the map ends at the first file whose path no longer fits, so what is shown is
 //! always a prefix of the ranking.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -85,8 +85,8 @@ pub fn render_for(
 }
 
 /// How often each identifier is used across the repository.
-fn use_counts(files: &[FileTags]) -> BTreeMap<&str, u32> {
-    let mut used: BTreeMap<&str, u32> = BTreeMap::new();
+fn use_counts(files: &[FileTags]) -> HashMap<&str, u32> {
+    let mut used: HashMap<&str, u32> = HashMap::new();
     for f in files {
         for (name, n) in &f.refs {
             *used.entry(name.as_str()).or_default() += n;
@@ -101,7 +101,7 @@ fn best_defs<'a>(
     file: &'a FileTags,
     query: &BTreeSet<String>,
     named: &BTreeSet<String>,
-    used: &BTreeMap<&str, u32>,
+    used: &HashMap<&str, u32>,
     limit: usize,
 ) -> Vec<&'a Definition> {
     let mut scored: Vec<(f64, &Definition)> = file
