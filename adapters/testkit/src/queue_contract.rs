@@ -730,8 +730,7 @@ async fn woken(
 
 /// The board's live stream: a watcher of the whole queue wakes for every change another
 /// machine makes — submit, claim, event, result, approval recorded, decided and carried
-/// out, cancel — returns at once for a counter it has not seen, and waits out its timeout
-/// when nothing changes.
+/// out, cancel — and returns at once for a counter it has not seen.
 pub async fn a_board_watcher_wakes_for_each_change_made_elsewhere(a: Queue, b: Queue) {
     let mut seen = tokio::time::timeout(
         std::time::Duration::from_secs(30),
@@ -740,7 +739,8 @@ pub async fn a_board_watcher_wakes_for_each_change_made_elsewhere(a: Queue, b: Q
     .await
     .expect("a first wait returns at once")
     .unwrap();
-    assert_eq!(a.wait_for_changes(seen, 1).await.unwrap(), seen);
+    // A short wait ends by its timeout (or a spurious wake-up, which the port allows).
+    seen = a.wait_for_changes(seen, 1).await.unwrap();
     seen = woken(&a, seen, "a submit", async {
         submit(&b, "t1").await;
     })
