@@ -12,7 +12,7 @@
 //! - `serve` restarted (same address, queue and roots): a reload shows the same cards in
 //!   the same columns and the same task page (stages, changed files, events);
 //! - screenshots of the board, the task page and the approval (and both again after the
-//!   restart) are written to `target/e2e/work/web_board/` (claude; codex and gemini in
+//!   restart) are written to `target/e2e/work/web/web_board/` (claude; codex and gemini in
 //!   their own subfolder).
 
 use std::path::Path;
