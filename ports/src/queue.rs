@@ -137,6 +137,16 @@ pub trait TaskQueue: Send + Sync {
     /// [`ForgeError::Io`] when the queue cannot be reached (the caller reads and retries).
     async fn wait_for_events(&self, id: &TaskId, timeout_ms: u64) -> Result<(), ForgeError>;
 
+    /// Waits until any task of the queue may have changed since the caller saw the change
+    /// counter `seen` (a submit, claim, stored event, result, hand-back, cancel or approval
+    /// decision, by any process), or `timeout_ms` passed; returns the counter to pass next
+    /// time. A `seen` that is not the current counter (0 at first) returns at once, so a
+    /// caller that reads after each return misses no change. Spurious wake-ups are allowed.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the queue cannot be reached (the caller backs off and retries).
+    async fn wait_for_changes(&self, seen: u64, timeout_ms: u64) -> Result<u64, ForgeError>;
+
     /// Waits until work may be there (a task was submitted or handed back) or `timeout_ms`
     /// passed, whichever is first. Spurious wake-ups are allowed; a caller claims after.
     ///

@@ -148,6 +148,10 @@ impl TaskQueue for TimedQueue {
         self.inner.wait_for_events(id, timeout_ms).await
     }
 
+    async fn wait_for_changes(&self, seen: u64, timeout_ms: u64) -> Result<u64, ForgeError> {
+        self.inner.wait_for_changes(seen, timeout_ms).await
+    }
+
     async fn record_approval(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError> {
         self.inner.record_approval(approval).await
     }

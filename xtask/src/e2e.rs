@@ -126,7 +126,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "web",
-        about: "the web page in headless Chromium: stream, cancel, reload; serve --queue's task stream; the board: submit, live cards, task page, approvals, share links (claude)",
+        about: "the web page in headless Chromium: stream, cancel, reload; serve --queue's task stream; the board (claude, codex, gemini): submit, live cards, task page, approvals, share links, serve restarted",
         scenarios: Vec::new,
         run: web::run,
     },

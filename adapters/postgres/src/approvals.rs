@@ -11,7 +11,7 @@ use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, Queu
 use forge_domain::task::TaskId;
 use tokio_postgres::Row;
 
-use crate::listen::WORK_CHANNEL;
+use crate::listen::{EVENTS_CHANNEL, WORK_CHANNEL};
 use crate::queue::PgQueue;
 
 const COLUMNS: &str = "approval_id, task_id, holder, risk_score, reasons, files, summary, push, \
@@ -73,18 +73,23 @@ impl PgQueue {
         // A pending record of the task is replaced (a re-run holds the current change);
         // else the INSERT names the task in its SELECT: an approval of no task inserts
         // nothing (told apart below), and a decided one hits the unique key.
-        self.query(
-            doing,
+        // Both branches notify `forge_events`: the board's card shows the approval.
+        let sql = format!(
             "WITH replaced AS (
                 UPDATE queue_approvals SET approval_id = $1, holder = $3, risk_score = $4,
                     reasons = $5, files = $6, summary = $7, push = $8
                 WHERE task_id = $2 AND state = 'pending'
-                RETURNING 1)
+                RETURNING pg_notify('{EVENTS_CHANNEL}', task_id || ' 0'))
              INSERT INTO queue_approvals (approval_id, task_id, holder, risk_score, reasons,
                 files, summary, push, state, requested_at_ms)
              SELECT $1, task_id, $3, $4, $5, $6, $7, $8, 'pending', forge_now_ms()
              FROM queue_tasks WHERE task_id = $2 AND NOT EXISTS (SELECT 1 FROM replaced)
-             ON CONFLICT DO NOTHING",
+             ON CONFLICT DO NOTHING
+             RETURNING pg_notify('{EVENTS_CHANNEL}', task_id || ' 0')"
+        );
+        self.query(
+            doing,
+            &sql,
             &[
                 &a.approval_id.as_str(),
                 &id,
@@ -189,9 +194,11 @@ impl PgQueue {
         let rows = self
             .query(
                 "recording an approval's outcome",
-                "UPDATE queue_approvals SET outcome = $2
-                 WHERE approval_id = $1 AND state <> 'pending' AND outcome IS NULL
-                 RETURNING approval_id",
+                &format!(
+                    "UPDATE queue_approvals SET outcome = $2
+                     WHERE approval_id = $1 AND state <> 'pending' AND outcome IS NULL
+                     RETURNING approval_id, pg_notify('{EVENTS_CHANNEL}', task_id || ' 0')"
+                ),
                 &[&id.as_str(), &serde_json::json!(outcome)],
             )
             .await?;

@@ -1,6 +1,6 @@
-//! The connections that wait for notifications: `LISTEN forge_queue` for idle workers and
-//! `LISTEN forge_events` for readers of a task's events, forwarded to a channel by the
-//! connection's driver task.
+//! The connections that wait for notifications: `LISTEN forge_queue` for idle workers,
+//! `LISTEN forge_events` for readers of a task's events and both for the board's live
+//! stream, forwarded to a channel by the connection's driver task.
 
 use forge_domain::ForgeError;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -23,16 +23,17 @@ pub(crate) struct Listener {
 
 impl Listener {
     pub(crate) async fn open(config: &Target, url: &str) -> Result<Self, ForgeError> {
-        Self::on(config, url, WORK_CHANNEL).await
+        Self::on(config, url, &[WORK_CHANNEL]).await
     }
 
-    async fn on(config: &Target, url: &str, channel: &str) -> Result<Self, ForgeError> {
+    async fn on(config: &Target, url: &str, channels: &[&str]) -> Result<Self, ForgeError> {
         let (tx, notifications) = unbounded_channel();
         let client = connect(config, url, Some(tx)).await?;
+        let listen: String = channels.iter().map(|c| format!("LISTEN {c};")).collect();
         client
-            .batch_execute(&format!("LISTEN {channel}"))
+            .batch_execute(&listen)
             .await
-            .map_err(|e| db_error(url, &format!("listening on {channel}"), &e))?;
+            .map_err(|e| db_error(url, &format!("listening on {}", channels.join(", ")), &e))?;
         Ok(Self {
             _client: client,
             notifications,
@@ -65,8 +66,24 @@ pub(crate) struct EventFeed {
 
 impl EventFeed {
     pub(crate) async fn start(config: &Target, url: &str) -> Result<Self, ForgeError> {
-        let mut listener = Listener::on(config, url, EVENTS_CHANNEL).await?;
-        let (tx, rx) = watch::channel(0u64);
+        Self::on(config, url, &[EVENTS_CHANNEL], 0).await
+    }
+
+    /// The feed of every change to the queue's tasks (both channels: submits and hand-backs,
+    /// events and results), its counter starting at `from` (a new feed goes on from the
+    /// last one's count, so a reader's counter never comes back by chance).
+    pub(crate) async fn changes(config: &Target, url: &str, from: u64) -> Result<Self, ForgeError> {
+        Self::on(config, url, &[WORK_CHANNEL, EVENTS_CHANNEL], from).await
+    }
+
+    async fn on(
+        config: &Target,
+        url: &str,
+        channels: &[&str],
+        from: u64,
+    ) -> Result<Self, ForgeError> {
+        let mut listener = Listener::on(config, url, channels).await?;
+        let (tx, rx) = watch::channel(from);
         let task = tokio::spawn(async move {
             while listener.notifications.recv().await.is_some() {
                 tx.send_modify(|n| *n = n.wrapping_add(1));
@@ -77,6 +94,11 @@ impl EventFeed {
 
     pub(crate) fn is_open(&self) -> bool {
         !self.task.is_finished()
+    }
+
+    /// The number of notifications so far (from the feed's start value).
+    pub(crate) fn count(&self) -> u64 {
+        *self.rx.borrow()
     }
 
     /// A receiver that sees the next change (not the ones before).

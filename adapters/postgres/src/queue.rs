@@ -37,6 +37,8 @@ struct Inner {
     listener: Mutex<Option<Listener>>,
     /// The `LISTEN forge_events` connection every event reader in this process shares.
     event_feed: Mutex<Option<EventFeed>>,
+    /// The `LISTEN forge_queue, forge_events` connection of [`TaskQueue::wait_for_changes`].
+    change_feed: Mutex<Option<EventFeed>>,
 }
 
 /// The statement connection and the statements prepared on it (a statement belongs to its
@@ -123,6 +125,7 @@ impl PgQueue {
                 client: Mutex::new(Some(Conn::new(client))),
                 listener: Mutex::new(None),
                 event_feed: Mutex::new(None),
+                change_feed: Mutex::new(None),
             }),
         })
     }
@@ -418,7 +421,7 @@ impl TaskQueue for PgQueue {
                     THEN forge_now_ms() ELSE finished_at_ms END,
                 state = CASE WHEN state = 'queued' THEN 'cancelled' ELSE state END
              WHERE task_id = $1
-             RETURNING {TASK_COLUMNS}"
+             RETURNING {TASK_COLUMNS}, pg_notify('{EVENTS_CHANNEL}', task_id || ' 0')"
         );
         let rows = self
             .query("cancelling a task", &sql, &[&id.as_str()])
@@ -532,6 +535,33 @@ impl TaskQueue for PgQueue {
         // the next wait listens anew.
         let _ = tokio::time::timeout(timeout, feed.changed()).await;
         Ok(())
+    }
+
+    async fn wait_for_changes(&self, seen: u64, timeout_ms: u64) -> Result<u64, ForgeError> {
+        let mut feed = {
+            let mut slot = self.inner.change_feed.lock().await;
+            match slot.as_ref().filter(|f| f.is_open()) {
+                Some(feed) => feed.subscribe(),
+                None => {
+                    // A new connection: what changed while none listened is unknown, so
+                    // its counter moves on and the caller reads again.
+                    let from = slot.as_ref().map_or(1, |f| f.count().wrapping_add(1));
+                    let feed =
+                        EventFeed::changes(&self.inner.config, &self.inner.url, from).await?;
+                    let rx = feed.subscribe();
+                    *slot = Some(feed);
+                    rx
+                }
+            }
+        };
+        let now = *feed.borrow();
+        if now != seen {
+            return Ok(now);
+        }
+        let timeout = std::time::Duration::from_millis(timeout_ms);
+        let _ = tokio::time::timeout(timeout, feed.changed()).await;
+        let now = *feed.borrow();
+        Ok(now)
     }
 
     async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError> {

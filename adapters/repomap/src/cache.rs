@@ -1,8 +1,10 @@
 //! The per-repository tags cache: one JSON file, `<dir>/<digest of the repository
 //! path>.json`, mapping a file's content digest (with its grammar) to its tags. A file
 //! whose content is unchanged is not parsed again, whatever work tree it is in; entries of
-//! files no longer present are dropped at the next write. Writes go to a temporary file
-//! renamed into place, so a concurrent reader sees the old or the new cache, never half.
+//! files no longer present are dropped at the next write. The checkout's files also have a
+//! stamp (size, modification time → digest), so an unchanged file is not even read. Writes
+//! go to a temporary file renamed into place, so a concurrent reader sees the old or the
+//! new cache, never half.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -21,10 +23,23 @@ pub(crate) struct Entry {
     pub terms: Vec<(String, u32)>,
 }
 
+/// What a file of the checkout was when its content had key `key`: a file with the same
+/// size and modification time is taken from the cache without being read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Stamp {
+    pub size: u64,
+    pub mtime_ns: u128,
+    pub key: String,
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Cache {
     version: u32,
     pub entries: HashMap<String, Entry>,
+    /// The checkout's files (absolute path) by size and mtime; not the task work trees'
+    /// (fresh checkouts, removed after the task).
+    #[serde(default)]
+    pub stamps: HashMap<String, Stamp>,
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
@@ -64,10 +79,15 @@ pub(crate) fn load(path: &Path) -> Cache {
 
 /// Writes `entries` as the cache at `path`. Failing to is not an error for the map (the
 /// next call parses again), so the result only says whether it was written.
-pub(crate) fn store(path: &Path, entries: HashMap<String, Entry>) -> bool {
+pub(crate) fn store(
+    path: &Path,
+    entries: HashMap<String, Entry>,
+    stamps: HashMap<String, Stamp>,
+) -> bool {
     let cache = Cache {
         version: VERSION,
         entries,
+        stamps,
     };
     let Some(dir) = path.parent() else {
         return false;

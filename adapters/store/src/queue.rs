@@ -1,7 +1,8 @@
 //! The [`TaskQueue`] port on the embedded SQLite file: the queue of one machine, with the
 //! same semantics as PostgreSQL's. Each call is one IMMEDIATE transaction, so claims by
 //! several worker processes are serialised by the file's write lock: a task is taken once.
-//! Idle workers poll (there is no NOTIFY in SQLite) every [`POLL_MS`].
+//! Idle workers poll (there is no NOTIFY in SQLite) every [`POLL_MS`]; the board's live
+//! stream reads the file's change counter as often, and the tasks only when it moved.
 
 use std::path::Path;
 
@@ -26,6 +27,17 @@ pub const POLL_MS: u64 = 50;
 const COLUMNS: &str = "task_id, state, repo, prompt, options, attempts, max_attempts, worker, \
     lease_until_ms, cancel_requested, submitted_at_ms, started_at_ms, finished_at_ms, \
     exit_code, last_error, report";
+
+/// A number that changes whenever the file changed: `PRAGMA data_version` moves when
+/// another connection (a worker process) committed, the connection's own count of changed
+/// rows when this one wrote. Never 0 (a first `seen` of 0 returns at once).
+fn change_counter(conn: &Connection, path: &Path) -> Result<u64, ForgeError> {
+    let version: i64 = conn
+        .query_row("PRAGMA data_version", [], |r| r.get(0))
+        .map_err(|e| store_error(path, "reading the change counter", &e))?;
+    let version = u64::try_from(version).unwrap_or_default();
+    Ok((version.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ conn.total_changes()).max(1))
+}
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -512,6 +524,22 @@ impl TaskQueue for SqliteStore {
         // No NOTIFY in SQLite: a reader looks again after a short pause.
         tokio::time::sleep(std::time::Duration::from_millis(timeout_ms.min(POLL_MS))).await;
         Ok(())
+    }
+
+    async fn wait_for_changes(&self, seen: u64, timeout_ms: u64) -> Result<u64, ForgeError> {
+        // No NOTIFY in SQLite, and the writers are other processes (workers): the file's
+        // change counter is read every [`POLL_MS`] — a header read, no table is scanned —
+        // and the caller reads the tasks only when it moved.
+        let started = std::time::Instant::now();
+        loop {
+            let now = self.with(|conn, path| change_counter(conn, path)).await?;
+            let waited = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            if now != seen || waited >= timeout_ms {
+                return Ok(now);
+            }
+            let pause = POLL_MS.min(timeout_ms - waited);
+            tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+        }
     }
 
     async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError> {

@@ -51,6 +51,7 @@ macro_rules! queue_contract_tests {
             a_claim_and_a_result_store_their_events,
             an_event_of_an_unknown_task_is_refused,
             a_reader_wakes_for_an_appended_event,
+            a_board_watcher_wakes_for_each_change_made_elsewhere,
             an_idle_worker_wakes_for_a_submit,
             tasks_are_listed_newest_first,
             unknown_tasks_are_none,
@@ -703,6 +704,84 @@ pub async fn a_reader_wakes_for_an_appended_event(a: Queue, b: Queue) {
         .expect("the reader was not woken by the append")
         .unwrap();
     assert_eq!((first.seq, first.kind.as_str()), (1, "stage"));
+}
+
+/// Waits on `a` from `seen` while `change` is made (on another handle); the new counter.
+async fn woken(
+    a: &Queue,
+    seen: u64,
+    what: &str,
+    change: impl std::future::Future<Output = ()>,
+) -> u64 {
+    let waiter = {
+        let a = Arc::clone(a);
+        tokio::spawn(async move { a.wait_for_changes(seen, 600_000).await.unwrap() })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    change.await;
+    // As for the idle worker: the bound ends a broken implementation's test only.
+    let now = tokio::time::timeout(std::time::Duration::from_secs(30), waiter)
+        .await
+        .unwrap_or_else(|_| panic!("the watcher was not woken by {what}"))
+        .unwrap();
+    assert_ne!(now, seen, "{what}");
+    now
+}
+
+/// The board's live stream: a watcher of the whole queue wakes for every change another
+/// machine makes — submit, claim, event, result, approval recorded, decided and carried
+/// out, cancel — and returns at once for a counter it has not seen.
+pub async fn a_board_watcher_wakes_for_each_change_made_elsewhere(a: Queue, b: Queue) {
+    let mut seen = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        a.wait_for_changes(0, 600_000),
+    )
+    .await
+    .expect("a first wait returns at once")
+    .unwrap();
+    // A short wait ends by its timeout (or a spurious wake-up, which the port allows).
+    seen = a.wait_for_changes(seen, 1).await.unwrap();
+    seen = woken(&a, seen, "a submit", async {
+        submit(&b, "t1").await;
+    })
+    .await;
+    seen = woken(&a, seen, "a claim", async {
+        b.claim("w1", 60_000).await.unwrap().unwrap();
+    })
+    .await;
+    seen = woken(&a, seen, "an event", async {
+        b.append_event(&id("t1"), "stage", &serde_json::json!({"stage": "agent"}))
+            .await
+            .unwrap();
+    })
+    .await;
+    seen = woken(&a, seen, "a result", async {
+        assert!(b.finish(&id("t1"), "w1", &succeeded()).await.unwrap());
+    })
+    .await;
+    seen = woken(&a, seen, "an approval recorded", async {
+        b.record_approval(&held("t1", "w1")).await.unwrap();
+    })
+    .await;
+    seen = woken(&a, seen, "a decision", async {
+        b.decide_approval(&ap("t1"), &decision(Decision::Approve, "ann"))
+            .await
+            .unwrap();
+    })
+    .await;
+    seen = woken(&a, seen, "a decision carried out", async {
+        let done = ApprovalOutcome::Done {
+            report: serde_json::json!({"delivery": {"decision": "committed"}}),
+        };
+        assert!(b.record_approval_outcome(&ap("t1"), &done).await.unwrap());
+    })
+    .await;
+    submit(&b, "t2").await;
+    let seen = a.wait_for_changes(seen, 600_000).await.unwrap();
+    woken(&a, seen, "a cancel", async {
+        b.cancel(&id("t2")).await.unwrap();
+    })
+    .await;
 }
 
 /// The approval task `name`'s held change asks for, held by `holder`.

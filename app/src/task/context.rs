@@ -62,6 +62,23 @@ pub async fn repository_map(
     })
 }
 
+/// The map ranked by a validation `failure` for the correction prompt (smaller budget:
+/// [`repomap::failure::FAILURE_MAP_CHARS`]), or `None` when the failure names nothing of
+/// the repository or the work tree cannot be read (the prompt goes without it). Only the
+/// files the agent changed are parsed again: the rest come from the cache.
+pub async fn failure_map(
+    mapper: &dyn RepoMapper,
+    root: &Path,
+    repo: &Path,
+    failure: &str,
+) -> Option<RepoMap> {
+    if failure.trim().is_empty() {
+        return None;
+    }
+    let tags = mapper.tags(root, repo, MAP_LIMIT).await.ok()?;
+    repomap::failure::failure_map(&tags.files, failure, repomap::failure::FAILURE_MAP_CHARS)
+}
+
 /// How long one context part took and how big it is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ContextPart {

@@ -10,6 +10,7 @@ pub mod gc;
 pub mod guard_file;
 pub mod pipeline;
 pub mod preview;
+pub mod preview_baseline;
 pub mod request;
 pub mod rules;
 pub mod validate;

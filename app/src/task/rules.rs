@@ -53,8 +53,9 @@ pub fn task_prompt(task_type: TaskType, spec: &TaskSpec, instruction_file: &str)
 pub fn fix_validation_prompt(
     validation: &ValidationReport,
     baseline: Option<&ValidationReport>,
+    map: Option<&str>,
 ) -> String {
-    forge_domain::task::validation_fix_prompt(validation, baseline, OutputBounds::default())
+    forge_domain::task::validation_fix_prompt(validation, baseline, OutputBounds::default(), map)
 }
 
 /// The correction prompt after a review with CRITICAL findings.

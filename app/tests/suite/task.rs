@@ -626,3 +626,72 @@ async fn a_given_task_id_is_kept_and_an_earlier_attempt_cleared() {
         "the delivered tree was kept"
     );
 }
+
+/// The "agent" of the failure map's test: keeps every prompt in `$PROMPTS`, writes the
+/// wrong answer first and the right one when corrected.
+const LOGGING_AGENT: &str = r#"#!/bin/sh
+prompt=$(cat)
+printf '%s\n=====\n' "$prompt" >> "$PROMPTS"
+case "$prompt" in
+  *"FIX VALIDATION ERRORS"*) sed -i 's/41/42/' src/answer.rs ;;
+  *) printf 'pub fn compute_answer() -> u32 {\n    41\n}\n' > src/answer.rs ;;
+esac
+echo '{"type":"session","id":"s-1"}'
+echo '{"type":"result","ok":true,"text":"done"}'
+"#;
+
+#[tokio::test]
+async fn a_correction_prompt_carries_the_map_ranked_by_the_failure() {
+    let f = fixture();
+    std::fs::create_dir_all(f.repo.join("src")).unwrap();
+    for (path, text) in [
+        (
+            "src/answer.rs",
+            "pub fn compute_answer() -> u32 {\n    0\n}\n",
+        ),
+        (
+            "src/report.rs",
+            "use crate::answer::compute_answer;\n\npub fn render_report() -> String {\n    compute_answer().to_string()\n}\n",
+        ),
+        ("src/unrelated.rs", "pub struct Palette;\n"),
+        (
+            "check.sh",
+            "! grep -qx '    41' src/answer.rs || { echo 'error: wrong answer'; echo ' --> src/answer.rs:2:5'; exit 1; }\n",
+        ),
+    ] {
+        std::fs::write(f.repo.join(path), text).unwrap();
+    }
+    git(&f.repo, &["add", "-A"]);
+    git(&f.repo, &["commit", "-q", "-m", "code"]);
+    let agent = f.repo.parent().unwrap().join("logging-agent.sh");
+    std::fs::write(&agent, LOGGING_AGENT).unwrap();
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prompts = f.repo.parent().unwrap().join("prompts.txt");
+    let p = pipeline(&agent, &[("PROMPTS", prompts.to_str().unwrap())]);
+    let validation = ValidationConfig {
+        test: Some("sh check.sh".into()),
+        ..ValidationConfig::default()
+    };
+    let outcome = run(&p, request(&f.repo, validation, TaskLimits::default()))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TaskStatus::Validated, "{outcome:?}");
+    let log = std::fs::read_to_string(&prompts).unwrap();
+    let runs: Vec<&str> = log.split("=====\n").filter(|r| !r.is_empty()).collect();
+    assert_eq!(runs.len(), 2, "{log}");
+    let fix = runs[1];
+    assert!(fix.contains("FIX VALIDATION ERRORS"), "{fix}");
+    let at = fix
+        .find("## Where to look")
+        .expect("a map in the correction prompt");
+    let map = &fix[at..];
+    // the file the failure names comes first, with its definition; the file using it follows
+    let first = map
+        .find("src/answer.rs\n  1: pub fn compute_answer() -> u32")
+        .unwrap();
+    let user = map.find("src/report.rs").unwrap();
+    assert!(first < user, "{map}");
+    assert!(map.len() < 1_400, "{map}");
+    // the first prompt had no such section
+    assert!(!runs[0].contains("## Where to look"), "{}", runs[0]);
+}

@@ -121,6 +121,7 @@ pub fn build_state(
         sink,
         queue,
         shares,
+        board_stages: tokio::sync::Mutex::default(),
     })
 }
 

@@ -28,6 +28,9 @@ pub struct ServerState {
     pub queue: Option<Arc<dyn forge_ports::TaskQueue>>,
     /// The share links kept in the queue's database (the board's read-only links).
     pub shares: Option<Arc<dyn forge_ports::ShareLinks>>,
+    /// What `GET /v1/board` knows of the running tasks' events (the last seq read and the
+    /// last stage), kept between requests so a reload reads only the events stored since.
+    pub board_stages: tokio::sync::Mutex<crate::serve::routes::board::StageCache>,
 }
 
 /// Counters of the HTTP side, for `/metrics`.

@@ -172,3 +172,116 @@ fn bad_input_says_why() {
         .code(2);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("is not a git repository"));
 }
+
+#[test]
+fn baseline_runs_the_validation_steps_in_a_scratch_work_tree() {
+    let sandbox = Sandbox::new();
+    let repo = repo(&sandbox);
+    std::fs::write(
+        repo.join("forge.toml"),
+        "[validation]\nlint = \"true\"\ntest = \"sh check.sh\"\n",
+    )
+    .unwrap();
+    // A runner's output (cargo's format), a build product written in the work tree, and a
+    // failure; the scratch tree is the only place it may land.
+    std::fs::write(
+        repo.join("check.sh"),
+        "echo built > product.bin\necho 'test report::tests::totals ... FAILED'\necho 'test report::tests::rows ... ok'\necho 'test result: FAILED. 1 passed; 1 failed'\nexit 101\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "validation"]);
+    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
+    let before = status(&repo);
+    let out = sandbox
+        .forge()
+        .env("XDG_CACHE_HOME", sandbox.xdg())
+        .args(["task", "context", "--baseline", "--json", "--repo"])
+        .arg(&repo)
+        .arg("Fix the report totals")
+        .assert()
+        .success();
+    let json: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let b = &json["baseline"];
+    assert_eq!(b["commit"], head.as_str(), "{json}");
+    assert_eq!(b["source"], "forge.toml [validation]");
+    assert_eq!(b["passed"], false);
+    let steps: Vec<(String, bool, Value)> = b["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                s["passed"].as_bool().unwrap(),
+                s["failing_tests"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        vec![
+            ("lint".to_owned(), true, serde_json::json!([])),
+            (
+                "test".to_owned(),
+                false,
+                serde_json::json!(["report::tests::totals"])
+            ),
+        ],
+        "{json}"
+    );
+    assert_eq!(b["steps"][1]["exit_code"], 101);
+    // the map is still the work tree's, and nothing in the repository changed
+    assert_eq!(json["base"], Value::Null);
+    assert_eq!(status(&repo), before);
+    assert!(!repo.join("product.bin").exists());
+    let trees = git(&repo, &["worktree", "list"]);
+    assert_eq!(trees.lines().count(), 1, "{trees}");
+
+    let out = sandbox
+        .forge()
+        .env("XDG_CACHE_HOME", sandbox.xdg())
+        .args(["task", "context", "--baseline", "--repo"])
+        .arg(&repo)
+        .arg("Fix the report totals")
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains(&format!(
+            "baseline at {} (forge.toml [validation]): already failing",
+            &head[..12]
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("  test     FAIL (exit 101)  `sh check.sh`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("failing tests: report::tests::totals"),
+        "{text}"
+    );
+}
+
+#[test]
+fn baseline_without_a_validation_step_says_why() {
+    let sandbox = Sandbox::new();
+    let repo = repo(&sandbox);
+    let out = sandbox
+        .forge()
+        .env("XDG_CACHE_HOME", sandbox.xdg())
+        .args(["task", "context", "--baseline", "--repo"])
+        .arg(&repo)
+        .arg("anything")
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("--baseline: no validation step to run")
+            && stderr.contains("[validation] test"),
+        "{stderr}"
+    );
+    let trees = git(&repo, &["worktree", "list"]);
+    assert_eq!(trees.lines().count(), 1, "{trees}");
+}

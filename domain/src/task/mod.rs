@@ -37,7 +37,9 @@ pub use guardrail::{LoopState, Next, next_step};
 pub use id::TaskId;
 pub use index::{IndexEntry, summarize as summarize_index};
 pub use kind::TaskType;
-pub use prompt::{OutputBounds, named_step, review_fix_prompt, task_prompt, validation_fix_prompt};
+pub use prompt::{
+    OutputBounds, failure_text, named_step, review_fix_prompt, task_prompt, validation_fix_prompt,
+};
 pub use report::{TaskOutcome, TaskReport, discard_command, shell_quote, totals};
 pub use review::{AddedLine, ChangedFile, ReviewLimits, review};
 pub use risk::{RiskInputs, score as risk_score};

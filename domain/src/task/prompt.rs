@@ -85,11 +85,14 @@ pub fn task_prompt(spec: &TaskSpec, task_type: TaskType, instruction_file: &str)
 }
 
 /// The validation-fix prompt: the failing steps the change is to blame for, each with its
-/// bounded output tail; steps that already failed on the baseline are named, not shown.
+/// bounded output tail; steps that already failed on the baseline are named, not shown;
+/// then `map`, the repository map ranked by the failure
+/// ([`super::repomap::failure::failure_map`]), when the failure names the repository's code.
 pub fn validation_fix_prompt(
     validation: &ValidationReport,
     baseline: Option<&ValidationReport>,
     bounds: OutputBounds,
+    map: Option<&str>,
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# FIX VALIDATION ERRORS\n");
@@ -141,7 +144,28 @@ pub fn validation_fix_prompt(
             inherited.join(", ")
         );
     }
+    if let Some(map) = map.filter(|m| !m.trim().is_empty()) {
+        let _ = writeln!(
+            out,
+            "\n## Where to look\n\nThe repository's files this failure points at, most relevant \
+             first:\n```text\n{}\n```",
+            map.trim_end()
+        );
+    }
     let _ = writeln!(out, "\n{TOOLS_RULE}\n{DONE_RULE}");
+    out
+}
+
+/// What a failure says, for ranking the map by it: the output of each step the change is
+/// to blame for and the tests it named.
+pub fn failure_text(validation: &ValidationReport, baseline: Option<&ValidationReport>) -> String {
+    let mut out = String::new();
+    for step in validation.regressions(baseline) {
+        if let Some(t) = &step.failed_tests {
+            let _ = writeln!(out, "{}", t.names.join("\n"));
+        }
+        let _ = writeln!(out, "{}", step.output_tail);
+    }
     out
 }
 
@@ -256,7 +280,7 @@ mod tests {
             per_step: 120,
             total: 500,
         };
-        let prompt = validation_fix_prompt(&validation, Some(&baseline), bounds);
+        let prompt = validation_fix_prompt(&validation, Some(&baseline), bounds, None);
         insta::assert_snapshot!("prompt_fix_validation", prompt);
         assert!(prompt.contains("error: expected `;`"));
         assert!(prompt.len() < 1_200);
@@ -277,10 +301,34 @@ mod tests {
         let validation =
             ValidationReport::from_steps(vec![tests(1, &["t.test_data", "t.test_legacy"])]);
         let baseline = ValidationReport::from_steps(vec![tests(1, &["t.test_legacy"])]);
-        let prompt = validation_fix_prompt(&validation, Some(&baseline), OutputBounds::default());
+        let prompt =
+            validation_fix_prompt(&validation, Some(&baseline), OutputBounds::default(), None);
         insta::assert_snapshot!("prompt_fix_validation_tests", prompt);
         assert!(prompt.contains("Tests your change broke: t.test_data."));
         assert!(prompt.contains("not yours, leave them): t.test_legacy."));
+    }
+
+    #[test]
+    fn the_failure_map_goes_before_the_rules_and_its_text_is_the_blamed_output() {
+        let mut failing = step(StepName::Test, Some(1), "panicked at src/config.rs:4:9");
+        failing.failed_tests = Some(crate::task::FailedTests {
+            names: vec!["config::tests::parses".to_owned()],
+            count: Some(1),
+            itemized: true,
+        });
+        let validation = ValidationReport::from_steps(vec![failing]);
+        let map =
+            "3 files; most relevant to the failure first\nsrc/config.rs\n  4: pub fn parse()\n";
+        let prompt = validation_fix_prompt(&validation, None, OutputBounds::default(), Some(map));
+        let at_map = prompt.find("## Where to look").unwrap();
+        assert!(prompt[at_map..].contains("src/config.rs\n  4: pub fn parse()"));
+        assert!(at_map < prompt.find(TOOLS_RULE).unwrap());
+        let without = validation_fix_prompt(&validation, None, OutputBounds::default(), Some(" "));
+        assert!(!without.contains("Where to look"));
+        let text = failure_text(&validation, None);
+        assert!(text.contains("config::tests::parses") && text.contains("src/config.rs:4:9"));
+        // a step failing on the baseline too is not the change's: nothing to rank by
+        assert_eq!(failure_text(&validation, Some(&validation)), "");
     }
 
     #[test]
@@ -292,7 +340,7 @@ mod tests {
                 .map(|n| step(n, Some(1), &big))
                 .collect(),
         );
-        let prompt = validation_fix_prompt(&validation, None, OutputBounds::default());
+        let prompt = validation_fix_prompt(&validation, None, OutputBounds::default(), None);
         assert!(
             prompt.len() < OutputBounds::default().total + 2_000,
             "{}",

@@ -85,7 +85,8 @@ pub(super) fn post_task(base: &str, body: &Value) -> anyhow::Result<Value> {
 /// against the fake model, and `serve --queue` in front of it.
 /// Held until dropped, in this order: serve, worker, database, fake model.
 pub(super) struct Front {
-    _serve: Worker,
+    /// `None` only while it restarts.
+    serve: Option<Worker>,
     _worker: Worker,
     _db: FreshDb,
     _case: QueueCase,
@@ -93,6 +94,80 @@ pub(super) struct Front {
     pub base: String,
     /// The bare remote the task's repository URL names.
     pub repo: String,
+    token: Option<String>,
+}
+
+impl Front {
+    /// Stops `serve` and starts it again on the same address with the same queue, roots
+    /// and token (a server restarted by its operator; the page's origin stays the same).
+    pub(super) fn restart_serve(&mut self, suite: &Suite) -> anyhow::Result<()> {
+        // Dropping it kills it and waits for it.
+        self.serve = None;
+        let addr = self
+            .base
+            .strip_prefix("http://")
+            .context("the base URL")?
+            .to_owned();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            match spawn_serve(
+                suite,
+                &self._case,
+                &self._db.url,
+                &addr,
+                self.token.as_deref(),
+            ) {
+                Ok((serve, base)) => {
+                    anyhow::ensure!(base == self.base, "serve came back on {base}");
+                    self.serve = Some(serve);
+                    return Ok(());
+                }
+                // The port may take a moment to be free again.
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => return Err(e.context("restarting serve")),
+            }
+        }
+    }
+}
+
+/// `serve --queue DB --root CASE_DIR` on `addr` (its own HOME under the case); the process
+/// and the base URL it printed.
+fn spawn_serve(
+    suite: &Suite,
+    case: &QueueCase,
+    db_url: &str,
+    addr: &str,
+    token: Option<&str>,
+) -> anyhow::Result<(Worker, String)> {
+    let (dir, env) = (&case.dir, &case.env);
+    let front = dir.join("front");
+    std::fs::create_dir_all(&front)?;
+    std::fs::write(front.join("forge-config.toml"), "")?;
+    let mut command = forge(suite, &front, env);
+    command.args(["serve", "--addr", addr, "--queue", db_url]);
+    // The repository (a file:// URL) lies inside the roots: the API takes no other.
+    command.arg("--root").arg(dir);
+    if let Some(token) = token {
+        command.args(["--token", token]);
+    }
+    let mut serve = Worker(
+        command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting serve --queue")?,
+    );
+    let mut line = String::new();
+    BufReader::new(serve.0.stdout.take().context("serve's stdout")?).read_line(&mut line)?;
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .with_context(|| format!("serve's first line: {line:?}"))?
+        .to_owned();
+    Ok((serve, base))
 }
 
 pub(super) fn start_front(
@@ -118,41 +193,18 @@ pub(super) fn start_front_of(
         Some(scenario) => prepare_case_of(suite, root, group, provider, scenario)?,
         None => prepare_case(suite, root, group, provider)?,
     };
-    let (dir, env) = (&case.dir, &case.env);
-    let repo = format!("file://{}", dir.join("remote.git").display());
+    let repo = format!("file://{}", case.dir.join("remote.git").display());
     let db = FreshDb::create_blocking();
     let worker = case.start_worker(suite, &db.url, "a")?;
-    let front = dir.join("front");
-    std::fs::create_dir_all(&front)?;
-    std::fs::write(front.join("forge-config.toml"), "")?;
-    let mut command = forge(suite, &front, env);
-    command.args(["serve", "--addr", "127.0.0.1:0", "--queue", &db.url]);
-    // The repository (a file:// URL) lies inside the roots: the API takes no other.
-    command.arg("--root").arg(dir);
-    if let Some(token) = token {
-        command.args(["--token", token]);
-    }
-    let mut serve = Worker(
-        command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting serve --queue")?,
-    );
-    let mut line = String::new();
-    BufReader::new(serve.0.stdout.take().context("serve's stdout")?).read_line(&mut line)?;
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .with_context(|| format!("serve's first line: {line:?}"))?
-        .to_owned();
+    let (serve, base) = spawn_serve(suite, &case, &db.url, "127.0.0.1:0", token)?;
     Ok(Front {
-        _serve: serve,
+        serve: Some(serve),
         _worker: worker,
         _db: db,
         _case: case,
         base,
         repo,
+        token: token.map(str::to_owned),
     })
 }
 

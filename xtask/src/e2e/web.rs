@@ -5,8 +5,9 @@
 //! mid-run and see the stream resume. Screenshots go to `target/e2e/work/web/`. And the
 //! page of `serve --queue` (the `queue_serve` setup: PostgreSQL, a worker process, claude):
 //! a submitted task is listed, and a click streams its stages and its agent's events to the
-//! task's end. And the board (`web_board.rs`): submit from the page, the card moving
-//! live, the task page, an approval decided once across browsers, a share link.
+//! task's end. And the board (`web_board.rs`, with each of claude, codex and gemini): submit
+//! from the page, the card moving live, the task page, an approval decided once across
+//! browsers, a share link, and the same board and page after `serve` restarts.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -125,10 +126,11 @@ pub async fn browser(driver: &Driver) -> anyhow::Result<Client> {
         .await?)
 }
 
-/// The flows, one verdict (the page is driven with claude only; none when `-p` leaves it out).
+/// The flows: the chat page and the queue page with claude (when `-p` names it), the
+/// board with every CLI `-p` names.
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
     if !ctx.providers.contains(&PROVIDER) {
-        return Ok(Vec::new());
+        return Ok(board_pages(ctx));
     }
     let started = Instant::now();
     let outcome = flows_in_browser(&ctx.suite);
@@ -142,13 +144,25 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
         seconds: started.elapsed().as_secs_f64(),
         ..Verdict::of("queue_page", PROVIDER, outcome)
     };
-    let started = Instant::now();
-    let outcome = super::web_board::board_page(&ctx.suite, &ctx.root, PROVIDER);
-    let board = Verdict {
-        seconds: started.elapsed().as_secs_f64(),
-        ..Verdict::of("board_page", PROVIDER, outcome)
-    };
-    Ok(vec![page, queue, board])
+    let mut verdicts = vec![page, queue];
+    verdicts.extend(board_pages(ctx));
+    Ok(verdicts)
+}
+
+/// The board's flow with each CLI of `-p` (a worker running it for real).
+fn board_pages(ctx: &Ctx) -> Vec<Verdict> {
+    ["claude", "codex", "gemini"]
+        .into_iter()
+        .filter(|p| ctx.providers.contains(p))
+        .map(|provider| {
+            let started = Instant::now();
+            let outcome = super::web_board::board_page(&ctx.suite, &ctx.root, provider);
+            Verdict {
+                seconds: started.elapsed().as_secs_f64(),
+                ..Verdict::of("board_page", provider, outcome)
+            }
+        })
+        .collect()
 }
 
 /// `serve --queue`'s page: the task submitted through the API is listed; clicked, its

@@ -1,5 +1,5 @@
 //! The `web` group's board flow, in real Chromium against `serve --queue` with a token
-//! (PostgreSQL, one worker process running the real CLI, the fake model playing
+//! (PostgreSQL, one worker process running the real CLI — claude, codex or gemini — the fake model playing
 //! `delivery_env`: a change writing `.env`, so the gate holds it):
 //!
 //! - a task submitted from the page's form appears on the board and its card moves live
@@ -9,8 +9,11 @@
 //! - approved there (with push), the card moves to delivered; a second browser's approval
 //!   is told who decided first;
 //! - a share link opens the task in a browser without the token, and nothing once revoked;
-//! - screenshots of the board, the task page and the approval are written to
-//!   `target/e2e/work/web_board/`.
+//! - `serve` restarted (same address, queue and roots): a reload shows the same cards in
+//!   the same columns and the same task page (stages, changed files, events);
+//! - screenshots of the board, the task page and the approval (and both again after the
+//!   restart) are written to `target/e2e/work/web/web_board/` (claude; codex and gemini in
+//!   their own subfolder).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -28,7 +31,7 @@ const LIMIT: Duration = Duration::from_secs(240);
 
 pub fn board_page(suite: &Suite, root: &Path, provider: &str) -> anyhow::Result<()> {
     ensure_browser()?;
-    let front = start_front_of(
+    let mut front = start_front_of(
         suite,
         root,
         "web_board",
@@ -36,7 +39,11 @@ pub fn board_page(suite: &Suite, root: &Path, provider: &str) -> anyhow::Result<
         Some("delivery_env"),
         Some(TOKEN),
     )?;
-    let shots = suite.work.join("web_board");
+    // claude's pictures are the ones README and docs/board.md show.
+    let shots = match provider {
+        "claude" => suite.work.join("web_board"),
+        other => suite.work.join("web_board").join(other),
+    };
     std::fs::create_dir_all(&shots)?;
     let driver = start_driver()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -44,13 +51,90 @@ pub fn board_page(suite: &Suite, root: &Path, provider: &str) -> anyhow::Result<
         .build()?;
     runtime.block_on(async {
         let client = browser(&driver).await?;
-        let outcome = flow(&client, &driver, &front.base, &front.repo, provider, &shots).await;
+        let mut outcome = flow(&client, &driver, &front.base, &front.repo, provider, &shots).await;
+        if let Ok(seen) = &outcome {
+            outcome = match front.restart_serve(suite) {
+                Ok(()) => after_restart(&client, &front.base, seen, &shots)
+                    .await
+                    .map(|()| seen.clone()),
+                Err(e) => Err(e),
+            };
+        }
         if outcome.is_err() {
             let _ = screenshot(&client, &shots.join("failure.png")).await;
         }
         let _ = client.close().await;
-        outcome
+        outcome.map(|_| ())
     })
+}
+
+/// What the board and the task page showed before `serve` restarted.
+#[derive(Debug, Clone)]
+struct Seen {
+    id: String,
+    cards: Value,
+    stages: Value,
+    files: Value,
+}
+
+const CARDS: &str = "return [...document.querySelectorAll('.card')].map(c => c.dataset.task + ' ' + c.dataset.column).sort();";
+const STAGES: &str = "return [...document.querySelectorAll('#t-stages tr')].map(r => r.cells[0] && r.cells[0].textContent);";
+const FILES: &str =
+    "return [...document.querySelectorAll('#t-diff details summary')].map(s => s.textContent);";
+
+/// After `serve` restarted: a reload shows the same board (every card in its column) and
+/// the same task page (stages, changed files, events).
+async fn after_restart(
+    client: &Client,
+    base: &str,
+    seen: &Seen,
+    shots: &Path,
+) -> anyhow::Result<()> {
+    client.goto(&format!("{base}/#board")).await?;
+    client.refresh().await?;
+    until(
+        client,
+        "the board live after the restart",
+        "return document.getElementById('board-live').textContent.includes('live');",
+    )
+    .await?;
+    let card = format!("document.querySelector('.card[data-task=\"{}\"]')", seen.id);
+    until(
+        client,
+        "the delivered card after the restart",
+        &format!("const c = {card}; return c && c.dataset.column === 'delivered';"),
+    )
+    .await?;
+    let cards = js(client, CARDS).await?;
+    ensure!(
+        cards == seen.cards,
+        "the board after the restart: {cards} (before: {})",
+        seen.cards
+    );
+    screenshot(client, &shots.join("board_after_restart.png")).await?;
+    client.goto(&format!("{base}/task/{}", seen.id)).await?;
+    until(
+        client,
+        "the changed files after the restart",
+        "return document.querySelectorAll('#t-diff details').length > 0;",
+    )
+    .await?;
+    until(
+        client,
+        "the agent events after the restart",
+        "return document.getElementById('t-events').textContent.includes('tool ');",
+    )
+    .await?;
+    let (stages, files) = (js(client, STAGES).await?, js(client, FILES).await?);
+    ensure!(
+        stages == seen.stages && files == seen.files,
+        "the task page after the restart: stages {stages}, files {files} (before: {}, {})",
+        seen.stages,
+        seen.files
+    );
+    screenshot(client, &shots.join("task_after_restart.png")).await?;
+    say("web     board: the same board and task page after serve restarted");
+    Ok(())
 }
 
 async fn js(client: &Client, script: &str) -> anyhow::Result<Value> {
@@ -94,7 +178,7 @@ async fn flow(
     repo: &str,
     provider: &str,
     shots: &Path,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Seen> {
     with_token(client, base, Some(TOKEN)).await?;
     client.goto(&format!("{base}/#board")).await?;
     client.refresh().await?;
@@ -304,5 +388,27 @@ async fn flow(
         "web     board: screenshots in {}",
         shots.display()
     ));
-    Ok(())
+
+    // What a restart must keep: the board's cards and the task page.
+    client.goto(&format!("{base}/#board")).await?;
+    until(
+        client,
+        "the card delivered (before the restart)",
+        &format!("const c = {card}; return c && c.dataset.column === 'delivered';"),
+    )
+    .await?;
+    let cards = js(client, CARDS).await?;
+    client.goto(&format!("{base}/task/{id}")).await?;
+    until(
+        client,
+        "the changed files (before the restart)",
+        "return document.querySelectorAll('#t-diff details').length > 0;",
+    )
+    .await?;
+    Ok(Seen {
+        id,
+        cards,
+        stages: js(client, STAGES).await?,
+        files: js(client, FILES).await?,
+    })
 }

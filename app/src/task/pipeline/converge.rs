@@ -4,8 +4,10 @@
 //! ([`rules::next_step`]) say done or stop.
 
 use forge_domain::SessionId;
-use forge_domain::task::{CycleKind, ReviewReport};
+use forge_domain::task::repomap::RepoMap;
+use forge_domain::task::{CycleKind, ReviewReport, ValidationReport};
 
+use super::super::context;
 use super::super::request::Stage;
 use super::super::rules::{self, LoopState, Next};
 use super::changes::changed_files;
@@ -74,9 +76,14 @@ pub(super) async fn converge(
             }
             Next::FixValidation => {
                 report.stage(Stage::Correction, task.cost(), "");
+                let map = failure_map(task, &validation, ending.baseline.as_ref()).await;
                 (
                     CycleKind::ValidationFix,
-                    rules::fix_validation_prompt(&validation, ending.baseline.as_ref()),
+                    rules::fix_validation_prompt(
+                        &validation,
+                        ending.baseline.as_ref(),
+                        map.as_ref().map(|m| m.text.as_str()),
+                    ),
                 )
             }
             Next::FixReview => {
@@ -104,6 +111,24 @@ pub(super) async fn converge(
             return Ok(ending);
         }
     }
+}
+
+/// The map ranked by what the failure the change is to blame for says (files, identifiers),
+/// for the correction prompt; `None` when it names nothing of the repository.
+async fn failure_map(
+    task: &Task<'_>,
+    validation: &ValidationReport,
+    baseline: Option<&ValidationReport>,
+) -> Option<RepoMap> {
+    let failure = forge_domain::task::failure_text(validation, baseline);
+    let repo = std::path::Path::new(&task.req.repo);
+    context::failure_map(
+        task.pipeline.ports.mapper.as_ref(),
+        &task.worktree,
+        repo,
+        &failure,
+    )
+    .await
 }
 
 /// The heuristic review of the change (forge's own, no model).

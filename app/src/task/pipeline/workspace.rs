@@ -3,7 +3,6 @@
 //! work tree exists on its own branch and the validation plan is known. Errors here are
 //! returned to the caller: nothing was started, nothing needs cleaning up.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -13,8 +12,9 @@ use forge_domain::task::TaskId;
 use forge_ports::Provider;
 
 use super::super::artifacts::TASKS_DIR;
-use super::super::detect::{PROJECT_FILES, ValidationPlan, plan_validation};
+use super::super::detect::{PROJECT_FILES, ValidationPlan};
 use super::super::guard_file;
+use super::super::preview_baseline::plan_in;
 use super::super::request::{Stage, TaskRequest};
 use super::super::warm::{self, Warm, WarmInputs};
 use super::task::Reporter;
@@ -241,18 +241,7 @@ async fn validation_plan(
     req: &TaskRequest,
     worktree: &Path,
 ) -> Result<ValidationPlan, ForgeError> {
-    let mut found = BTreeMap::new();
-    if !req.validation.any_set() {
-        for name in PROJECT_FILES {
-            if let Some(bytes) = pipeline.ports.files.read(&worktree.join(name)).await? {
-                found.insert(
-                    (*name).to_owned(),
-                    String::from_utf8_lossy(&bytes).into_owned(),
-                );
-            }
-        }
-    }
-    let plan = plan_validation(&req.validation, &found);
+    let plan = plan_in(pipeline.ports.files.as_ref(), &req.validation, worktree).await?;
     if plan.steps.is_empty() && req.spec.limits.require_validation {
         return Err(ForgeError::InvalidRequest {
             reason: format!(

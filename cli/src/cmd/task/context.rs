@@ -1,12 +1,17 @@
 //! `task context`: everything the agent would be given as context for a task — task type,
 //! goal, research notes and the repository map ranked by the task, exactly as the
-//! instruction file would hold it — without running an agent or changing the repository.
+//! instruction file would hold it — without running an agent or changing the repository;
+//! with `--baseline`, which validation steps and tests already fail at the base.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
+use forge_app::task::TaskPipeline;
 use forge_app::task::preview::{ContextPreview, preview};
+use forge_app::task::preview_baseline::{self, BaselineInputs};
+use forge_app::task::validate::StepRunner;
 use forge_domain::ForgeError;
 
 use super::TaskContextArgs;
@@ -15,6 +20,7 @@ use crate::compose;
 use crate::exit::{self, Failure};
 use crate::output::write_json_pretty;
 use crate::prompt::read_prompt;
+use crate::signals;
 
 pub async fn run(args: TaskContextArgs) -> Result<u8, Failure> {
     let task_text = read_prompt(args.task.as_deref())?;
@@ -36,12 +42,32 @@ pub async fn run(args: TaskContextArgs) -> Result<u8, Failure> {
     let runtime = compose::runtime();
     let ports = task_ports(Arc::clone(&runtime.runner), &config.cache);
     let scratch = scratch_dir(&repo);
-    let shown = preview(&ports, &repo, &spec, &scratch)
-        .await
-        .map_err(|e| match e {
-            ForgeError::InvalidRequest { reason } => Failure::Usage(reason),
-            other => Failure::Other(anyhow::anyhow!(other)),
-        })?;
+    // The baseline's steps run as a task's validation does: through the sandboxed runner,
+    // each confined to the scratch work tree; Ctrl-C stops the running one.
+    let baseline = args.baseline.then(|| BaselineInputs {
+        runner: StepRunner {
+            runner: Arc::clone(&runtime.runner),
+            clock: Arc::clone(&runtime.clock),
+            ladder: forge_ports::KillLadder::default(),
+            redactor: ports.redactor.clone(),
+            step_timeout: Duration::from_millis(config.validation.step_timeout_ms),
+            warm: None,
+        },
+        validation: config.validation.clone(),
+        cancel: TaskPipeline::canceller(),
+    });
+    let watcher = match &baseline {
+        Some(b) => Some(signals::watch(b.cancel.clone(), args.json)?),
+        None => None,
+    };
+    let shown = preview(&ports, &repo, &spec, &scratch, baseline.as_ref()).await;
+    if let Some(w) = watcher {
+        w.abort();
+    }
+    let shown = shown.map_err(|e| match e {
+        ForgeError::InvalidRequest { reason } => Failure::Usage(reason),
+        other => Failure::Other(anyhow::anyhow!(other)),
+    })?;
     let mut out = std::io::stdout().lock();
     if args.json {
         let _ = write_json_pretty(&mut out, &shown);
@@ -88,6 +114,10 @@ pub(crate) fn render(p: &ContextPreview) -> String {
             "; not in a FIX task's instruction file"
         }
     ));
+    if let Some(b) = &p.baseline {
+        s.push_str(&preview_baseline::render(b));
+        s.push('\n');
+    }
     s.push_str(&p.map);
     s
 }

@@ -185,6 +185,10 @@ pub struct TaskContextArgs {
     /// [default: the work tree as it is]
     #[arg(long, value_name = "REF")]
     pub base: Option<String>,
+    /// Also run the validation commands at the base (HEAD without --base) in a scratch work
+    /// tree, removed afterwards, and show which steps and tests already fail
+    #[arg(long)]
+    pub baseline: bool,
     /// Print the context as one JSON object (`map` exactly as the instruction file holds it)
     #[arg(long)]
     pub json: bool,

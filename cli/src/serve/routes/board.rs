@@ -95,7 +95,7 @@ pub struct BoardQuery {
 }
 
 /// What a reader knows of a running task's events: the last seq read and its last stage.
-pub(super) type StageCache = HashMap<String, (u64, Option<Value>)>;
+pub(crate) type StageCache = HashMap<String, (u64, Option<Value>)>;
 
 /// A running task, the last seq read of its events and its last stage.
 type Running = (TaskId, u64, Option<Value>);
@@ -119,9 +119,16 @@ pub(super) async fn queue_cards(
         .into_iter()
         .map(|a| (a.task_id.as_str().to_owned(), a))
         .collect();
-    let running: Vec<Running> = tasks
+    // A final task's card shows no stage; a task never claimed has no events yet.
+    let live: std::collections::HashSet<&str> = tasks
         .iter()
         .filter(|t| !t.state.is_final())
+        .map(|t| t.task_id.as_str())
+        .collect();
+    stages.retain(|id, _| live.contains(id.as_str()));
+    let running: Vec<Running> = tasks
+        .iter()
+        .filter(|t| !t.state.is_final() && t.attempts > 0)
         .map(|t| {
             let (after, stage) = stages.get(t.task_id.as_str()).cloned().unwrap_or((0, None));
             (t.task_id.clone(), after, stage)
@@ -167,7 +174,10 @@ pub async fn board(
 ) -> Result<Json<Value>, ApiError> {
     let limit = query.limit.unwrap_or(1_000).min(MAX_CARDS);
     let mut cards = match &state.queue {
-        Some(queue) => queue_cards(&**queue, limit, &mut StageCache::new()).await?,
+        Some(queue) => {
+            let mut stages = state.board_stages.lock().await;
+            queue_cards(&**queue, limit, &mut stages).await?
+        }
         None => Vec::new(),
     };
     let (records, problems) = local::tasks(state.roots.dirs()).await;

@@ -2,10 +2,13 @@
 //! time a task's card changes (new, moved to another column, a new stage, cost, attempt),
 //! so the page moves cards without polling.
 //!
-//! The queue port wakes readers per task, not per queue, so the stream looks at the
-//! queue's newest tasks every [`TICK_MS`] and sends only the cards that differ from what
-//! it sent before (nothing while nothing changes). Local tasks (`task run`) come with the
-//! page's first `GET /v1/board`; they are final when stored.
+//! The stream waits on the queue's change notifications ([`TaskQueue::wait_for_changes`]:
+//! PostgreSQL's `LISTEN`; SQLite's change counter, see docs/board.md), reads the queue's
+//! newest tasks only after a change, and sends only the cards that differ from what it
+//! sent before. Local tasks (`task run`) come with the page's first `GET /v1/board`; they
+//! are final when stored.
+//!
+//! [`TaskQueue::wait_for_changes`]: forge_ports::TaskQueue::wait_for_changes
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -23,8 +26,11 @@ use crate::serve::board::card::{Card, Filter};
 use crate::serve::error::ApiError;
 use crate::serve::state::{Shared, StreamGuard};
 
-/// How often the stream looks at the queue.
-pub const TICK_MS: u64 = 150;
+/// The longest wait for a change before the stream reads the queue anyway (a lost
+/// notification costs at most this).
+pub const WAIT_MS: u64 = 30_000;
+/// The pause after the queue could not be reached.
+const RETRY_MS: u64 = 1_000;
 
 #[derive(Debug, Deserialize)]
 pub struct BoardEventsQuery {
@@ -40,7 +46,8 @@ struct Watch {
     sent: HashMap<String, Card>,
     stages: StageCache,
     pending: Vec<Event>,
-    first: bool,
+    /// The queue's change counter when the cards were last read (0: never).
+    seen: u64,
     _guard: StreamGuard,
 }
 
@@ -50,11 +57,17 @@ impl Watch {
             if let Some(event) = self.pending.pop() {
                 return Some(event);
             }
-            if !self.first {
-                tokio::time::sleep(Duration::from_millis(TICK_MS)).await;
-            }
-            self.first = false;
             let queue = self.state.queue.clone()?;
+            // The counter is taken before the read: a change during the read wakes the
+            // next wait at once.
+            match queue.wait_for_changes(self.seen, WAIT_MS).await {
+                Ok(counter) => self.seen = counter,
+                Err(e) => {
+                    tokio::time::sleep(Duration::from_millis(RETRY_MS)).await;
+                    let data = json!({"error": "queue_unreachable", "message": e.to_string()});
+                    return Some(Event::default().event("error").data(data.to_string()));
+                }
+            }
             match queue_cards(&*queue, self.limit, &mut self.stages).await {
                 Ok(cards) => {
                     // Oldest first out of `pending` (it is popped from the end).
@@ -98,7 +111,7 @@ pub async fn board_events(
         sent: HashMap::new(),
         stages: StageCache::new(),
         pending: Vec::new(),
-        first: true,
+        seen: 0,
         _guard: state.http.stream_opened(),
         state,
     };

@@ -1,7 +1,7 @@
 //! The routes, one module per area, and the router that ties them to the middleware.
 
 mod approvals;
-mod board;
+pub(crate) mod board;
 mod board_events;
 #[cfg(test)]
 mod board_tests;

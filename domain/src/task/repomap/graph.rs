@@ -6,7 +6,7 @@
 //! restarts on the files the task's words match, so rank flows from them to the code they
 //! depend on.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::FileTags;
 
@@ -17,7 +17,8 @@ const UBIQUITOUS: usize = 5;
 
 /// The weighted edges `from → [(to, weight)]`.
 pub fn edges(files: &[FileTags], named: &BTreeSet<String>) -> Vec<Vec<(usize, f64)>> {
-    let mut definers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    // Looked up once per identifier use (tens of thousands): hashed, not ordered.
+    let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, f) in files.iter().enumerate() {
         for d in &f.defs {
             let list = definers.entry(d.name.as_str()).or_default();

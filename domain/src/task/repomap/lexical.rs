@@ -6,7 +6,7 @@
 //!
 //! [`bm25_content`] is the plain baseline (content words only) the benchmark compares with.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 use super::FileTags;
 use super::terms;
@@ -15,26 +15,6 @@ pub const PATH_WEIGHT: f64 = 4.0;
 pub const DEF_WEIGHT: f64 = 2.0;
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
-
-/// One file's field term counts.
-struct Fields {
-    path: BTreeMap<String, u32>,
-    defs: BTreeMap<String, u32>,
-}
-
-fn fields(file: &FileTags) -> Fields {
-    let mut path = BTreeMap::new();
-    for t in terms::of_path(&file.path) {
-        *path.entry(t).or_default() += 1;
-    }
-    let mut defs = BTreeMap::new();
-    for d in &file.defs {
-        for t in terms::of_identifier(&d.name) {
-            *defs.entry(t).or_default() += 1;
-        }
-    }
-    Fields { path, defs }
-}
 
 fn content(file: &FileTags, term: &str) -> u32 {
     file.terms
@@ -52,37 +32,62 @@ fn idf(n: usize, df: usize) -> f64 {
 }
 
 /// The three-field BM25 score of each file for the task's `query` terms.
+///
+/// Only the query's terms are counted in the path and definition fields (a few of them,
+/// against thousands of distinct words), and a definition name's terms are cut once per
+/// distinct name (`new`, `from`, `call` recur in hundreds of files): this runs on every
+/// task, cache or not.
 #[expect(clippy::cast_precision_loss, reason = "file counts are small")]
 pub fn bm25f(files: &[FileTags], query: &[String]) -> Vec<f64> {
-    let fields: Vec<Fields> = files.iter().map(fields).collect();
-    let lens: Vec<f64> = files
+    let index: HashMap<&str, usize> = query
         .iter()
-        .zip(&fields)
-        .map(|(f, fl)| {
-            doc_len(f)
-                + PATH_WEIGHT * fl.path.values().map(|n| f64::from(*n)).sum::<f64>()
-                + DEF_WEIGHT * fl.defs.values().map(|n| f64::from(*n)).sum::<f64>()
-        })
+        .enumerate()
+        .map(|(i, t)| (t.as_str(), i))
         .collect();
+    // A definition name → (how many terms it has, the query terms among them).
+    let mut names: HashMap<&str, (usize, Vec<usize>)> = HashMap::new();
+    let mut tfs: Vec<Vec<f64>> = Vec::with_capacity(files.len());
+    let mut lens: Vec<f64> = Vec::with_capacity(files.len());
+    for f in files {
+        let mut tf = vec![0.0; query.len()];
+        let path = terms::of_path(&f.path);
+        for t in &path {
+            if let Some(&i) = index.get(t.as_str()) {
+                tf[i] += PATH_WEIGHT;
+            }
+        }
+        let mut def_terms = 0;
+        for d in &f.defs {
+            let (count, hits) = names.entry(d.name.as_str()).or_insert_with(|| {
+                let all = terms::of_identifier(&d.name);
+                let hits = all
+                    .iter()
+                    .filter_map(|t| index.get(t.as_str()).copied())
+                    .collect();
+                (all.len(), hits)
+            });
+            def_terms += *count;
+            for &i in hits.iter() {
+                tf[i] += DEF_WEIGHT;
+            }
+        }
+        for (i, term) in query.iter().enumerate() {
+            tf[i] += f64::from(content(f, term));
+        }
+        lens.push(doc_len(f) + PATH_WEIGHT * path.len() as f64 + DEF_WEIGHT * def_terms as f64);
+        tfs.push(tf);
+    }
     let avg = (lens.iter().sum::<f64>() / files.len().max(1) as f64).max(1.0);
     let mut scores = vec![0.0; files.len()];
-    for term in query {
-        let tfs: Vec<f64> = files
-            .iter()
-            .zip(&fields)
-            .map(|(f, fl)| {
-                PATH_WEIGHT * f64::from(fl.path.get(term).copied().unwrap_or(0))
-                    + DEF_WEIGHT * f64::from(fl.defs.get(term).copied().unwrap_or(0))
-                    + f64::from(content(f, term))
-            })
-            .collect();
-        let df = tfs.iter().filter(|tf| **tf > 0.0).count();
+    for qi in 0..query.len() {
+        let df = tfs.iter().filter(|tf| tf[qi] > 0.0).count();
         if df == 0 {
             continue;
         }
         let idf = idf(files.len(), df);
         for (i, tf) in tfs.iter().enumerate() {
-            if *tf > 0.0 {
+            let tf = tf[qi];
+            if tf > 0.0 {
                 scores[i] += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * lens[i] / avg));
             }
         }

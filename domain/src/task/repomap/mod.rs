@@ -12,8 +12,10 @@
 //! - [`graph`]: personalised PageRank over the definition/reference graph, biased toward
 //!   the files the task's words match;
 //! - [`rank`]: the two mixed with the structure of the path;
-//! - [`render`]: the budgeted text.
+//! - [`render`]: the budgeted text;
+//! - [`failure`]: a smaller map ranked by a validation failure, for the correction prompt.
 
+pub mod failure;
 pub mod graph;
 pub mod lexical;
 pub mod rank;

@@ -4,7 +4,7 @@
 //! only; the map ends at the first file whose path no longer fits, so what is shown is
 //! always a prefix of the ranking.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -38,11 +38,23 @@ fn allowance(position: usize) -> usize {
 
 /// Renders `ranked` (from [`super::rank`]) within `budget` characters.
 pub fn render(files: &[FileTags], ranked: &[Ranked], task: &str, budget: usize) -> RepoMap {
+    render_for(files, ranked, task, "the task", budget)
+}
+
+/// [`render`] with the header saying what the files are ranked by (`the task`, `the
+/// failure`).
+pub fn render_for(
+    files: &[FileTags],
+    ranked: &[Ranked],
+    task: &str,
+    ranked_by: &str,
+    budget: usize,
+) -> RepoMap {
     let query: BTreeSet<String> = terms::of_task(task).into_iter().collect();
     let named = lexical::named_identifiers(files, task);
     let used = use_counts(files);
     let mut text = format!(
-        "{} files; most relevant to the task first, with their definitions (line: signature)\n",
+        "{} files; most relevant to {ranked_by} first, with their definitions (line: signature)\n",
         files.len()
     );
     let mut shown = Vec::new();
@@ -73,8 +85,8 @@ pub fn render(files: &[FileTags], ranked: &[Ranked], task: &str, budget: usize) 
 }
 
 /// How often each identifier is used across the repository.
-fn use_counts(files: &[FileTags]) -> BTreeMap<&str, u32> {
-    let mut used: BTreeMap<&str, u32> = BTreeMap::new();
+fn use_counts(files: &[FileTags]) -> HashMap<&str, u32> {
+    let mut used: HashMap<&str, u32> = HashMap::new();
     for f in files {
         for (name, n) in &f.refs {
             *used.entry(name.as_str()).or_default() += n;
@@ -89,7 +101,7 @@ fn best_defs<'a>(
     file: &'a FileTags,
     query: &BTreeSet<String>,
     named: &BTreeSet<String>,
-    used: &BTreeMap<&str, u32>,
+    used: &HashMap<&str, u32>,
     limit: usize,
 ) -> Vec<&'a Definition> {
     let mut scored: Vec<(f64, &Definition)> = file
