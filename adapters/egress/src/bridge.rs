@@ -70,7 +70,11 @@ async fn bridge(spec: &BridgeSpec, program: &OsString, args: &[OsString]) -> i32
             Ok(tcp) => tcp,
             Err(e) => return fail(&format!("cannot listen on {}: {e}", listener.addr)),
         };
-        tokio::spawn(relay_each(tcp, listener.socket.clone()));
+        tokio::spawn(relay_each(
+            tcp,
+            listener.socket.clone(),
+            listener.reset_on_close,
+        ));
     }
 
     let mut child = match tokio::process::Command::new(program)
@@ -126,7 +130,7 @@ async fn bridge(spec: &BridgeSpec, program: &OsString, args: &[OsString]) -> i32
 }
 
 /// Accepts connections on the sandbox's loopback and relays each to the socket.
-async fn relay_each(tcp: TcpListener, socket: std::path::PathBuf) {
+async fn relay_each(tcp: TcpListener, socket: std::path::PathBuf, reset_on_close: bool) {
     loop {
         let inside = match tcp.accept().await {
             Ok((inside, _)) => inside,
@@ -142,6 +146,9 @@ async fn relay_each(tcp: TcpListener, socket: std::path::PathBuf) {
         let socket = socket.clone();
         tokio::spawn(async move {
             match UnixStream::connect(&socket).await {
+                Ok(outside) if reset_on_close => {
+                    crate::relay::pipe_resetting(inside, outside).await
+                }
                 Ok(outside) => crate::relay::pipe(inside, outside).await,
                 Err(e) => tracing::debug!("bridge: {}: {e}", socket.display()),
             }

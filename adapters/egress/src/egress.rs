@@ -110,6 +110,7 @@ impl Egress {
             let listener = egress.bind(
                 &socket_dir.join(format!("route-{n}.sock")),
                 service.route.addr,
+                service.route.is_http(),
             )?;
             let service = Arc::clone(service);
             egress.accept_loop(listener, move |stream| Arc::clone(&service).serve(stream));
@@ -122,7 +123,7 @@ impl Egress {
             stop: egress.stop.clone(),
             address_rule,
         });
-        let listener = egress.bind(&socket_dir.join("proxy.sock"), proxy_addr)?;
+        let listener = egress.bind(&socket_dir.join("proxy.sock"), proxy_addr, false)?;
         egress.accept_loop(listener, move |stream| Arc::clone(&proxy).serve(stream));
         Ok(egress)
     }
@@ -192,7 +193,12 @@ impl Egress {
         self.tasks.wait().await;
     }
 
-    fn bind(&mut self, path: &Path, inside: SocketAddr) -> Result<UnixListener, EgressError> {
+    fn bind(
+        &mut self,
+        path: &Path,
+        inside: SocketAddr,
+        reset_on_close: bool,
+    ) -> Result<UnixListener, EgressError> {
         let len = path.as_os_str().len();
         if len > MAX_SOCKET_PATH {
             return Err(EgressError::SocketPathTooLong {
@@ -211,6 +217,7 @@ impl Egress {
         self.spec.listen.push(BridgeListener {
             addr: inside,
             socket: path.to_owned(),
+            reset_on_close,
         });
         Ok(listener)
     }

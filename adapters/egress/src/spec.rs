@@ -18,6 +18,13 @@ pub struct BridgeSpec {
 pub struct BridgeListener {
     pub addr: SocketAddr,
     pub socket: PathBuf,
+    /// An HTTP route served by the egress point: when the egress side ends a connection the
+    /// CLI has not ended (an upstream stream cut mid-response), the CLI gets a TCP reset, as
+    /// it would from the model itself — a CLI retries a reset, not a clean close. The Unix
+    /// hop cannot carry a reset, and the egress's HTTP framing makes a reset after a
+    /// complete response harmless.
+    #[serde(default)]
+    pub reset_on_close: bool,
 }
 
 impl BridgeSpec {

@@ -393,10 +393,20 @@ async fn run_to_result(
             .all(|(auth, _)| auth.as_deref() == Some(bearer.as_str())),
         "a sink request without the token"
     );
+    // From the session's start on, every event names it; before it (a connection the
+    // sandbox refused while the CLI started, as codex's update check) none can.
+    let from_session = got
+        .iter()
+        .skip_while(|(_, b)| b["event_type"] != "session_started");
     ensure!(
-        got.iter()
+        from_session
+            .clone()
             .all(|(_, b)| b["session_id"] == result["metadata"]["session_id"]),
         "a sink event without the session id"
+    );
+    ensure!(
+        from_session.count() > 0,
+        "no session_started event reached the sink"
     );
     Ok(format!(
         "({} events, {texts} text, first SSE event {:.0} ms after POST; sink got all, in order)",
