@@ -715,7 +715,15 @@ async fn woken(
 ) -> u64 {
     let waiter = {
         let a = Arc::clone(a);
-        tokio::spawn(async move { a.wait_for_changes(seen, 600_000).await.unwrap() })
+        // Spurious wake-ups are allowed (the port says so): only a counter that moved counts.
+        tokio::spawn(async move {
+            loop {
+                let now = a.wait_for_changes(seen, 600_000).await.unwrap();
+                if now != seen {
+                    return now;
+                }
+            }
+        })
     };
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     change.await;
