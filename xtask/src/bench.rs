@@ -121,11 +121,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     // The optimised binary: what users run, and what the overhead is about.
     let suite = e2e::setup(&root, true, "bench", true)?;
     let server = ServerProcess::start(&suite.forge, SCENARIO, &suite.work.join("requests.jsonl"))?;
-    let prompt = Scenario::builtin(SCENARIO)?
-        .prompts
-        .first()
-        .cloned()
-        .unwrap_or_default();
+    let prompt = first_prompt(SCENARIO)?;
     let mut rows = vec![measure_fake(
         &suite,
         &root,
@@ -264,6 +260,15 @@ fn measure_fake(
         median(&mut forge),
         median(&mut paired),
     ))
+}
+
+/// The first prompt of a builtin fake-model scenario (what the benches send).
+pub(crate) fn first_prompt(scenario: &str) -> anyhow::Result<String> {
+    Ok(Scenario::builtin(scenario)?
+        .prompts
+        .first()
+        .cloned()
+        .unwrap_or_default())
 }
 
 /// The fake agent CLI (an instant CLI replaying a transcript), built optimised.

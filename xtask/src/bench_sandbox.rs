@@ -16,9 +16,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use forge_adapter_fakemodel::Scenario;
 
-use crate::bench::{first_line_ms, median};
+use crate::bench::{first_line_ms, first_prompt, median};
 use crate::e2e::warm::{self, TaskRun};
 use crate::e2e::{self, PROVIDERS, ServerProcess, Suite, say};
 
@@ -50,11 +49,7 @@ pub fn run(root: &Path, runs: usize, providers: &[String]) -> anyhow::Result<()>
     let runs = runs.max(1);
     let start = start_row(&suite, root, runs * 3)?;
     let server = ServerProcess::start(&suite.forge, SCENARIO, &suite.work.join("requests.jsonl"))?;
-    let prompt = Scenario::builtin(SCENARIO)?
-        .prompts
-        .first()
-        .cloned()
-        .unwrap_or_default();
+    let prompt = first_prompt(SCENARIO)?;
     let mut ttfe = Vec::new();
     for provider in PROVIDERS {
         if !providers.is_empty() && !providers.iter().any(|p| p == provider) {
