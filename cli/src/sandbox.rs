@@ -18,7 +18,11 @@ use crate::exit::Failure;
 /// # Errors
 /// [`Failure::Config`] for a bad section or one in the repository's file.
 pub fn config(flag: Option<SandboxMode>, workdir: &Path) -> Result<SandboxConfig, Failure> {
-    let mut config = SandboxConfig::default();
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let mut config = SandboxConfig {
+        probe_kept: crate::offline::user_cache_dir(&env).map(|dir| dir.join("sandbox-probe")),
+        ..SandboxConfig::default()
+    };
     let user = user_config_file();
     if let Some(path) = &user {
         if let Ok(text) = std::fs::read_to_string(path) {

@@ -18,6 +18,7 @@ mod env;
 mod facts;
 mod mechanism;
 mod net;
+mod probe_cache;
 mod process;
 mod runner;
 

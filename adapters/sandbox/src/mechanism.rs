@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use forge_ports::{Invocation, ProcessRunner};
 
+use crate::probe_cache;
+
 /// The mechanism found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mechanism {
@@ -41,11 +43,16 @@ const INSTALL: &str = "install bubblewrap (Debian/Ubuntu: apt-get install bubble
 const USERNS: &str = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; \
                       on Ubuntu also kernel.apparmor_restrict_unprivileged_userns=0)";
 
-/// Looks for bubblewrap (`bwrap`: a path, or a name on PATH) and tries one sandbox.
+/// Looks for bubblewrap (`bwrap`: a path, or a name on PATH) and tries one sandbox — unless
+/// `kept` (a file) holds a success for this very machine state ([`crate::probe_cache`]).
 ///
 /// # Errors
 /// [`Unavailable`] with the reason and the fix.
-pub async fn probe(runner: &dyn ProcessRunner, bwrap: &Path) -> Result<Mechanism, Unavailable> {
+pub async fn probe(
+    runner: &dyn ProcessRunner,
+    bwrap: &Path,
+    kept: Option<&Path>,
+) -> Result<Mechanism, Unavailable> {
     let timeout = Duration::from_secs(10);
     let Some(bwrap) = runner.locate(bwrap) else {
         return Err(Unavailable {
@@ -59,6 +66,16 @@ pub async fn probe(runner: &dyn ProcessRunner, bwrap: &Path) -> Result<Mechanism
             fix: "install coreutils".to_owned(),
         });
     };
+    let key = kept.and_then(|_| probe_cache::machine_key(&bwrap, &env));
+    if let (Some(file), Some(key)) = (kept, &key) {
+        if let Some(version) = probe_cache::read(file, key) {
+            return Ok(Mechanism {
+                bwrap,
+                version,
+                env,
+            });
+        }
+    }
     let version = runner
         .output(
             Invocation::new(&bwrap, vec!["--version".to_owned()], "/"),
@@ -107,6 +124,9 @@ pub async fn probe(runner: &dyn ProcessRunner, bwrap: &Path) -> Result<Mechanism
             reason: format!("a trial sandbox failed: {stderr}"),
             fix,
         });
+    }
+    if let (Some(file), Some(key)) = (kept, &key) {
+        probe_cache::write(file, key, &version);
     }
     Ok(Mechanism {
         bwrap,

@@ -30,6 +30,9 @@ pub struct SandboxConfig {
     pub forge_private: Vec<PathBuf>,
     /// The user's home whose secrets are hidden; `None`: `HOME`.
     pub home: Option<PathBuf>,
+    /// Where a successful probe of the mechanism is kept between forge processes; `None`:
+    /// probed by every process.
+    pub probe_kept: Option<PathBuf>,
 }
 
 impl Default for SandboxConfig {
@@ -39,6 +42,7 @@ impl Default for SandboxConfig {
             bwrap: PathBuf::from("bwrap"),
             forge_private: Vec::new(),
             home: None,
+            probe_kept: None,
         }
     }
 }
@@ -83,7 +87,13 @@ impl SandboxedRunner {
     /// [`Unavailable`] when this machine cannot confine a run.
     pub async fn mechanism(&self) -> Result<&Mechanism, Unavailable> {
         self.mechanism
-            .get_or_init(|| probe(self.inner.as_ref(), &self.config.bwrap))
+            .get_or_init(|| {
+                probe(
+                    self.inner.as_ref(),
+                    &self.config.bwrap,
+                    self.config.probe_kept.as_deref(),
+                )
+            })
             .await
             .as_ref()
             .map_err(Clone::clone)

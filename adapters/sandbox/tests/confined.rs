@@ -61,8 +61,8 @@ fn runner(mode: SandboxMode, home: &Path, bwrap: &str) -> SandboxedRunner {
                 ..SandboxSettings::default()
             },
             bwrap: bwrap.into(),
-            forge_private: Vec::new(),
             home: Some(home.to_path_buf()),
+            ..SandboxConfig::default()
         },
     )
 }
@@ -195,6 +195,41 @@ async fn without_bubblewrap_a_confined_run_is_refused_with_the_fix() {
             .code,
         Some(0)
     );
+}
+
+#[tokio::test]
+async fn a_successful_probe_is_kept_for_the_next_forge_and_a_failed_one_is_not() {
+    let scene = scene(false);
+    let kept = scene.home.join("cache/sandbox-probe");
+    let with_kept = |bwrap: &str| {
+        let mut config = SandboxConfig {
+            settings: SandboxSettings {
+                mode: SandboxMode::On,
+                ..SandboxSettings::default()
+            },
+            bwrap: bwrap.into(),
+            home: Some(scene.home.clone()),
+            ..SandboxConfig::default()
+        };
+        config.probe_kept = Some(kept.clone());
+        SandboxedRunner::new(Arc::new(TokioProcessRunner::new()), config)
+    };
+    assert!(with_kept("/nonexistent/bwrap").mechanism().await.is_err());
+    assert!(!kept.exists(), "a failure is not kept");
+    let first = with_kept("bwrap").mechanism().await.unwrap().clone();
+    assert!(first.version.starts_with("bubblewrap"), "{first:?}");
+    // The next forge reads the verdict instead of starting a trial sandbox: a version only
+    // the file says proves no probe ran.
+    let text = std::fs::read_to_string(&kept).unwrap();
+    std::fs::write(&kept, text.replace(&first.version, "bubblewrap (kept)")).unwrap();
+    let second = with_kept("bwrap").mechanism().await.unwrap().clone();
+    assert_eq!(second.version, "bubblewrap (kept)");
+    assert_eq!(second.bwrap, first.bwrap);
+    // Another bubblewrap is another machine state: probed again.
+    let copy = scene.home.join("bwrap-copy");
+    std::fs::copy(&first.bwrap, &copy).unwrap();
+    let third = with_kept(copy.to_str().unwrap()).mechanism().await.unwrap().clone();
+    assert!(third.version.starts_with("bubblewrap"), "{third:?}");
 }
 
 fn runner_off_without_bwrap(scene: &Scene) -> SandboxedRunner {

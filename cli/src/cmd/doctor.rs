@@ -180,7 +180,10 @@ async fn project_checks(runtime: &Runtime, workdir: &Path) -> Vec<Check> {
 /// The sandbox: its mechanism and version, and what it protects (issue 31).
 async fn sandbox_check(workdir: &Path) -> Result<Check, Failure> {
     use forge_domain::sandbox::SandboxMode;
-    let runner = crate::sandbox::runner(crate::sandbox::config(None, workdir)?);
+    // Probed afresh: doctor is where a changed machine is diagnosed.
+    let mut config = crate::sandbox::config(None, workdir)?;
+    config.probe_kept = None;
+    let runner = crate::sandbox::runner(config);
     if runner.mode() == SandboxMode::Off {
         return Ok(Check {
             check: "sandbox",
