@@ -20,6 +20,7 @@ mod mechanism;
 mod net;
 mod probe_cache;
 mod process;
+mod protected;
 mod runner;
 
 pub use args::bwrap_args;

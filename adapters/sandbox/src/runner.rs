@@ -18,7 +18,8 @@ use crate::env::confined_env;
 use crate::facts::gather;
 use crate::mechanism::{Mechanism, Unavailable, probe};
 use crate::net::{EgressSession, NetworkConfinement};
-use crate::process::EgressedProcess;
+use crate::process::ConfinedProcess;
+use crate::protected::MissingProtected;
 
 /// How the sandbox is set up for this forge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,23 +109,25 @@ impl SandboxedRunner {
     /// [`ForgeError::Io`] when a writable directory cannot be created.
     pub async fn wrap(&self, invocation: Invocation) -> Result<Invocation, ForgeError> {
         // The egress point, if any, stops here: for inspecting the command line only.
-        Ok(self.confine(invocation).await?.0)
+        Ok(self.confine(invocation).await?.invocation)
     }
 
-    /// [`SandboxedRunner::wrap`], with the egress point the wrapped command needs running
-    /// (it must live as long as the command).
+    /// [`SandboxedRunner::wrap`], with what must live as long as the wrapped command: the
+    /// egress point it needs running, the protected paths to look at when it ends.
     ///
     /// # Errors
     /// As [`SandboxedRunner::wrap`]; [`ForgeError::Io`] when the egress point cannot start.
-    pub async fn confine(
-        &self,
-        invocation: Invocation,
-    ) -> Result<(Invocation, Option<Box<dyn EgressSession>>), ForgeError> {
+    async fn confine(&self, invocation: Invocation) -> Result<Confined, ForgeError> {
+        let unconfined = |invocation| Confined {
+            invocation,
+            egress: None,
+            watch: None,
+        };
         let Some(confinement) = invocation.confinement.clone() else {
-            return Ok((invocation, None));
+            return Ok(unconfined(invocation));
         };
         if self.config.settings.mode == SandboxMode::Off {
-            return Ok((invocation, None));
+            return Ok(unconfined(invocation));
         }
         let mechanism = self
             .mechanism()
@@ -171,6 +174,7 @@ impl SandboxedRunner {
             &self.config.forge_private,
         );
         let mut mounts = fs_plan(&confinement, &facts);
+        let watch = MissingProtected::before(&confinement);
         let egress = match &self.network {
             Some(network) => {
                 let plan = crate::net::plan(
@@ -213,27 +217,45 @@ impl SandboxedRunner {
             },
             ..invocation
         };
-        Ok((wrapped, egress))
+        Ok(Confined {
+            invocation: wrapped,
+            egress,
+            watch: Some(watch),
+        })
     }
 }
 
-/// A finished command's output with what its egress point refused, told on stderr (where
-/// the caller of a short command looks), after the egress point stopped.
+/// An invocation as it is started, and what lives beside it.
+struct Confined {
+    invocation: Invocation,
+    egress: Option<Box<dyn EgressSession>>,
+    /// `None`: not confined.
+    watch: Option<MissingProtected>,
+}
+
+/// A finished command's output with what its sandbox refused, told on stderr (where the
+/// caller of a short command looks): its egress point's refusals once it stopped, and the
+/// protected paths it created, removed.
 async fn with_denials(
     out: Result<CapturedOutput, ForgeError>,
     egress: Option<Box<dyn EgressSession>>,
+    watch: Option<MissingProtected>,
 ) -> Result<CapturedOutput, ForgeError> {
-    let Some(mut egress) = egress else {
-        return out;
-    };
-    let denials = egress.take_denials();
-    egress.shutdown().await;
-    let mut out = out?;
-    if let Some(mut denials) = denials {
-        while let Some(Some(denial)) = denials.next_denial().now_or_never() {
-            out.stderr
-                .push_str(&format!("forge sandbox: {}\n", denial.describe()));
+    let mut denials = Vec::new();
+    if let Some(mut egress) = egress {
+        let network = egress.take_denials();
+        egress.shutdown().await;
+        if let Some(mut network) = network {
+            while let Some(Some(denial)) = network.next_denial().now_or_never() {
+                denials.push(denial);
+            }
         }
+    }
+    denials.extend(watch.map(MissingProtected::created).unwrap_or_default());
+    let mut out = out?;
+    for denial in denials {
+        out.stderr
+            .push_str(&format!("forge sandbox: {}\n", denial.describe()));
     }
     Ok(out)
 }
@@ -264,22 +286,22 @@ impl ProcessRunner for SandboxedRunner {
         invocation: Invocation,
         options: SpawnOptions,
     ) -> Result<Box<dyn RunningProcess>, ForgeError> {
-        let (invocation, egress) = self.confine(invocation).await?;
+        let Confined {
+            invocation,
+            egress,
+            watch,
+        } = self.confine(invocation).await?;
         let child = self.inner.spawn(invocation, options).await;
-        match egress {
-            None => child,
-            Some(egress) => {
-                let process = EgressedProcess {
-                    inner: match child {
-                        Ok(child) => child,
-                        Err(e) => {
-                            egress.shutdown().await;
-                            return Err(e);
-                        }
-                    },
-                    egress: Some(egress),
-                };
-                Ok(Box::new(process))
+        let Some(watch) = watch else {
+            return child;
+        };
+        match child {
+            Ok(child) => Ok(Box::new(ConfinedProcess::new(child, egress, watch))),
+            Err(e) => {
+                if let Some(egress) = egress {
+                    egress.shutdown().await;
+                }
+                Err(e)
             }
         }
     }
@@ -289,9 +311,9 @@ impl ProcessRunner for SandboxedRunner {
         invocation: Invocation,
         timeout: Duration,
     ) -> Result<CapturedOutput, ForgeError> {
-        let (invocation, egress) = self.confine(invocation).await?;
-        let out = self.inner.output(invocation, timeout).await;
-        with_denials(out, egress).await
+        let confined = self.confine(invocation).await?;
+        let out = self.inner.output(confined.invocation, timeout).await;
+        with_denials(out, confined.egress, confined.watch).await
     }
 
     async fn output_until(
@@ -300,9 +322,12 @@ impl ProcessRunner for SandboxedRunner {
         timeout: Duration,
         enough: &(dyn for<'a> Fn(&'a str) -> bool + Send + Sync),
     ) -> Result<CapturedOutput, ForgeError> {
-        let (invocation, egress) = self.confine(invocation).await?;
-        let out = self.inner.output_until(invocation, timeout, enough).await;
-        with_denials(out, egress).await
+        let confined = self.confine(invocation).await?;
+        let out = self
+            .inner
+            .output_until(confined.invocation, timeout, enough)
+            .await;
+        with_denials(out, confined.egress, confined.watch).await
     }
 
     fn locate(&self, program: &Path) -> Option<PathBuf> {

@@ -131,6 +131,56 @@ async fn every_escape_is_refused_and_the_work_tree_stays_writable() {
     }
 }
 
+/// Protected paths the tree does not have: bubblewrap cannot bind over them, so what the
+/// run created of them is removed when it ends and reported.
+const PLANTS: &str = "mkdir -p .vscode .husky && echo x > .vscode/tasks.json && \
+    echo x > .husky/pre-commit && echo x > .envrc && echo x > notes.md && echo planted";
+
+#[tokio::test]
+async fn protected_paths_a_run_creates_are_removed_and_reported() {
+    let scene = scene(false);
+    let runner = runner(SandboxMode::On, &scene.home, "bwrap");
+    // A short command: the refusals on its stderr.
+    let out = run(&runner, &scene, PLANTS).await;
+    assert!(out.contains("planted"), "{out}");
+    for created in [".vscode", ".husky", ".envrc"] {
+        let path = scene.tree.join(created);
+        assert!(!path.exists(), "{created} left");
+        assert!(
+            out.contains(&format!(
+                "forge sandbox: access to {} refused",
+                path.display()
+            )),
+            "{out}"
+        );
+    }
+    assert!(scene.tree.join("notes.md").exists());
+
+    // A spawned one (the agent, a validation step): the refusals on its denial stream once
+    // it was waited for.
+    let invocation = Invocation::new("sh", vec!["-c".into(), PLANTS.into()], &scene.tree)
+        .confined(Confinement::work_tree(&scene.tree));
+    let mut child = runner
+        .spawn(invocation, SpawnOptions::default())
+        .await
+        .unwrap();
+    let mut denials = child.take_sandbox_denials().unwrap();
+    while child.next_stdout().await.unwrap().is_some() {}
+    child.wait().await.unwrap();
+    let mut seen = Vec::new();
+    while let Some(denial) = denials.next_denial().await {
+        assert_eq!(denial.kind, forge_domain::DenialKind::Fs);
+        seen.push(denial.target);
+    }
+    seen.sort();
+    let want: Vec<String> = [".envrc", ".husky", ".vscode"]
+        .iter()
+        .map(|p| scene.tree.join(p).display().to_string())
+        .collect();
+    assert_eq!(seen, want);
+    assert!(!scene.tree.join(".vscode").exists());
+}
+
 #[tokio::test]
 async fn with_the_sandbox_off_the_same_escapes_succeed() {
     let scene = scene(false);
@@ -228,7 +278,11 @@ async fn a_successful_probe_is_kept_for_the_next_forge_and_a_failed_one_is_not()
     // Another bubblewrap is another machine state: probed again.
     let copy = scene.home.join("bwrap-copy");
     std::fs::copy(&first.bwrap, &copy).unwrap();
-    let third = with_kept(copy.to_str().unwrap()).mechanism().await.unwrap().clone();
+    let third = with_kept(copy.to_str().unwrap())
+        .mechanism()
+        .await
+        .unwrap()
+        .clone();
     assert!(third.version.starts_with("bubblewrap"), "{third:?}");
 }
 

@@ -25,6 +25,15 @@ impl SandboxDenial {
         }
     }
 
+    /// A refused write to the file `target`.
+    pub fn fs(target: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            kind: DenialKind::Fs,
+            target: target.into(),
+            reason: Some(reason.into()),
+        }
+    }
+
     /// The event of the run's stream.
     pub fn event(&self) -> AgentEvent {
         AgentEvent::SandboxDenied {

@@ -113,6 +113,21 @@ pub fn protected_in(root: &Path) -> Vec<PathBuf> {
     PROTECTED_IN_TREE.iter().map(|rel| root.join(rel)).collect()
 }
 
+/// Created by forge or git while a run goes, not by the agent alone: `git init` in a tree
+/// that had none is a legitimate change, and forge writes its run files in `.forgecode`.
+const CREATED_LEGITIMATELY: &[&str] = &[".git", ".forgecode"];
+
+/// The protected paths of one writable root that a run may not create: bubblewrap binds
+/// only over what exists, so those missing when the run starts are looked at when it ends
+/// (and removed if they appeared).
+pub fn watched_for_creation(root: &Path) -> Vec<PathBuf> {
+    PROTECTED_IN_TREE
+        .iter()
+        .filter(|rel| !CREATED_LEGITIMATELY.contains(rel))
+        .map(|rel| root.join(rel))
+        .collect()
+}
+
 /// What a run reads of a home directory.
 pub fn readable_in(home: &Path) -> Vec<PathBuf> {
     READABLE_IN_HOME.iter().map(|rel| home.join(rel)).collect()
@@ -166,6 +181,24 @@ mod tests {
         check("src/.git", false);
         check("my.mcp.json", false);
         check(".profile.d", false);
+    }
+
+    #[test]
+    fn creation_is_watched_for_every_protected_path_but_git_and_forge_own() {
+        let watched = watched_for_creation(Path::new("/w"));
+        for want in [
+            "/w/.envrc",
+            "/w/.vscode",
+            "/w/.husky",
+            "/w/.claude/commands",
+            "/w/.mcp.json",
+        ] {
+            assert!(watched.contains(&PathBuf::from(want)), "{want}");
+        }
+        for not in ["/w/.git", "/w/.forgecode"] {
+            assert!(!watched.contains(&PathBuf::from(not)), "{not}");
+        }
+        assert_eq!(watched.len(), PROTECTED_IN_TREE.len() - 2);
     }
 
     #[test]
