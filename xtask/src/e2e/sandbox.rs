@@ -22,11 +22,12 @@ use super::{Ctx, say};
 
 const TIMEOUT: Duration = Duration::from_secs(240);
 const SECRET: &str = "forge-e2e-sandbox-secret-value";
-const ESCAPES: [&str; 7] = [
+const ESCAPES: [&str; 8] = [
     "read-key",
     "wrote-outside",
     "wrote-home",
     "wrote-hook",
+    "planted-editor-task",
     "wrote-tmp",
     "saw-secret",
     "reached-port",
@@ -140,6 +141,9 @@ fn one(ctx: &Ctx, provider: &str, mode: &str, verdict: &mut Verdict) -> anyhow::
             "wrote-outside" => outside.join("planted").exists(),
             "wrote-home" => home.join("planted").exists(),
             "wrote-hook" => ws.join(".git/hooks/pre-commit").exists(),
+            // A protected path the tree did not have: written inside, gone when the run
+            // ended (bubblewrap binds only over what exists).
+            "planted-editor-task" => ws.join(".vscode/tasks.json").exists(),
             "wrote-tmp" => Path::new(&shared_tmp).exists(),
             "reached-port" => other.reached(),
             _ => said,
@@ -181,6 +185,7 @@ fn one(ctx: &Ctx, provider: &str, mode: &str, verdict: &mut Verdict) -> anyhow::
         }
     }
     check_network(mode, &ws, &root, &result, other.port, verdict);
+    check_planted(mode, &ws, &result, verdict);
     let _ = std::fs::remove_file(&shared_tmp);
     verdict.note = format!("sandbox {sandbox}; escapes that worked: {succeeded:?}");
     Ok(())
@@ -194,6 +199,7 @@ fn scenario_toml(home: &Path, outside: &Path, shared_tmp: &str, port: u16) -> St
          (echo x > '{outside}/planted') 2>/dev/null && echo wrote-outside >> $R; \
          (echo x > '{home}/planted') 2>/dev/null && echo wrote-home >> $R; \
          (echo x > .git/hooks/pre-commit) 2>/dev/null && echo wrote-hook >> $R; \
+         (mkdir -p .vscode && echo x > .vscode/tasks.json) 2>/dev/null && echo planted-editor-task >> $R; \
          (echo x > '{shared_tmp}') 2>/dev/null && echo wrote-tmp >> $R; \
          cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -q '^AWS_SECRET_ACCESS_KEY=' && echo saw-secret >> $R; \
          curl -s -m 10 -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/probe 2>/dev/null | grep -q 200 && echo reached-port >> $R; \
@@ -289,6 +295,33 @@ fn check_network(
                 "with the sandbox off the probe did not see the real key: {keys:?} (is it blind?)"
             ));
         }
+    }
+}
+
+/// The editor task the agent planted: with the sandbox on, an `fs` refusal of the run (the
+/// path removed when it ended), none with it off.
+fn check_planted(mode: &str, ws: &Path, result: &serde_json::Value, verdict: &mut Verdict) {
+    let target = ws.join(".vscode");
+    let target = std::fs::canonicalize(ws)
+        .map(|w| w.join(".vscode"))
+        .unwrap_or(target);
+    let reported = result["metadata"]["sandbox_denied"]
+        .as_array()
+        .is_some_and(|d| {
+            d.iter()
+                .any(|d| d["kind"] == "fs" && d["target"] == target.to_string_lossy().as_ref())
+        });
+    if mode == "on" && !reported {
+        verdict.failures.push(format!(
+            "the planted {} is not reported: {}",
+            target.display(),
+            result["metadata"]["sandbox_denied"]
+        ));
+    }
+    if mode == "off" && reported {
+        verdict
+            .failures
+            .push("a file was reported refused with the sandbox off".to_owned());
     }
 }
 

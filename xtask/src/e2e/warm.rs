@@ -99,7 +99,18 @@ pub struct Offline {
 }
 
 pub fn offline(suite: &Suite, root: &Path, dir: &Path, provider: &str) -> anyhow::Result<Offline> {
-    let scenario = root.join("xtask/src/e2e/task_scenarios/task_text_only.toml");
+    offline_with(suite, root, dir, provider, "task_text_only")
+}
+
+/// [`offline`] with the fake model playing `scenario` (a file of `task_scenarios/`).
+pub fn offline_with(
+    suite: &Suite,
+    root: &Path,
+    dir: &Path,
+    provider: &str,
+    scenario: &str,
+) -> anyhow::Result<Offline> {
+    let scenario = root.join(format!("xtask/src/e2e/task_scenarios/{scenario}.toml"));
     let server = ServerProcess::start(
         &suite.forge,
         &scenario.to_string_lossy(),
