@@ -37,6 +37,7 @@ mod resume_cost;
 mod retry_events;
 mod review;
 mod sandbox;
+mod sandbox_task;
 mod scenarios;
 mod select;
 mod server;
@@ -192,7 +193,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "sandbox",
-        about: "a steered agent's escapes (key, home, outside, git hook, shared /tmp, /proc environ): refused with the sandbox on, possible with --sandbox off",
+        about: "a steered agent's escapes (key, home, outside, git hook, editor task, shared /tmp, /proc environ): refused with the sandbox on, possible with --sandbox off; a steered guarded task delivered with its refusals reported",
         scenarios: Vec::new,
         run: sandbox::run,
     },

@@ -61,6 +61,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
             ));
             verdicts.push(verdict);
         }
+        verdicts.push(super::sandbox_task::verdict(ctx, provider));
     }
     Ok(verdicts)
 }
@@ -326,14 +327,14 @@ fn check_planted(mode: &str, ws: &Path, result: &serde_json::Value, verdict: &mu
 }
 
 /// A service on a loopback port that is not the model: an agent that reaches it gets `200`.
-struct OtherService {
-    port: u16,
+pub(super) struct OtherService {
+    pub(super) port: u16,
     hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl OtherService {
-    fn start() -> anyhow::Result<Self> {
+    pub(super) fn start() -> anyhow::Result<Self> {
         use std::io::{Read as _, Write as _};
         use std::sync::atomic::Ordering;
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
@@ -362,7 +363,7 @@ impl OtherService {
         Ok(Self { port, hits, stop })
     }
 
-    fn reached(&self) -> bool {
+    pub(super) fn reached(&self) -> bool {
         self.hits.load(std::sync::atomic::Ordering::Relaxed) > 0
     }
 }
