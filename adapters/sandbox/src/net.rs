@@ -23,6 +23,9 @@ pub struct EgressPlan {
     pub routes: Vec<EgressRoute>,
     /// `[sandbox] allow_hosts`, and a model host that could not be given a route.
     pub allow_hosts: Vec<String>,
+    /// Arguments the CLI is given before its own: codex's `-c` overrides that point it at
+    /// its route (its base URL lives in its config file, not in a variable).
+    pub cli_args: Vec<String>,
 }
 
 /// A fixed endpoint reached at `addr` inside the sandbox.
@@ -92,6 +95,7 @@ pub fn plan(
     let mut out = EgressPlan {
         routes: Vec::new(),
         allow_hosts: allow_hosts.iter().cloned().map(String::from).collect(),
+        cli_args: Vec::new(),
     };
     let mut taken = Vec::new();
     if let Some(mcp) = &confinement.network.mcp {
@@ -121,17 +125,23 @@ fn model(
         .iter()
         .find_map(|var| env.get(var).filter(|v| !v.is_empty()).map(|v| (var, v)))
         .map(|(var, url)| (Some(var.clone()), url.clone()));
-    if wiring.codex_config {
-        if let Some(provider) = codex_provider(env, files) {
-            if let Some(url) = provider.base_url {
-                base = Some((None, url));
-            }
-            if let Some(var) = provider.env_key {
-                keys.push(KeyUse {
-                    env: var,
-                    slots: vec![KeySlot::Header("authorization".to_owned())],
-                });
-            }
+    let codex = wiring
+        .codex_config
+        .then(|| codex_provider(env, files).unwrap_or_default());
+    if let Some(provider) = &codex {
+        if let Some(url) = provider.base_url.clone().or_else(|| {
+            provider
+                .is_built_in()
+                .then(|| provider.openai_base_url.clone())
+                .flatten()
+        }) {
+            base = Some((None, url));
+        }
+        if let Some(var) = &provider.env_key {
+            keys.push(KeyUse {
+                env: var.clone(),
+                slots: vec![KeySlot::Header("authorization".to_owned())],
+            });
         }
     }
     let (var, url) = base.unwrap_or((
@@ -139,17 +149,37 @@ fn model(
         wiring.default_base_url.clone(),
     ));
     let route = model_route(&url, taken).map_err(|reason| ForgeError::InvalidRequest { reason })?;
-    if route.rewritten.is_some() && var.is_none() {
-        // codex's base URL is in its config.toml, which forge does not rewrite: the model's
-        // host goes through the proxy, and its key stays in the sandbox (said in the docs).
-        if let Ok(parsed) = forge_domain::sandbox::BaseUrl::parse(&url) {
-            out.allow_hosts
-                .push(format!("{}:{}", parsed.host, parsed.port));
+    let inside = route.rewritten.clone().unwrap_or_else(|| url.clone());
+    match &codex {
+        Some(provider) if provider.is_built_in() => {
+            let key = keys
+                .iter()
+                .find(|k| env.get(&k.env).is_some_and(|v| !v.is_empty()));
+            let Some(key) = key else {
+                // A login in codex's home (ChatGPT): its own endpoints, through the proxy.
+                if let Ok(parsed) = forge_domain::sandbox::BaseUrl::parse(&url) {
+                    out.allow_hosts
+                        .push(format!("{}:{}", parsed.host, parsed.port));
+                }
+                return Ok(());
+            };
+            out.cli_args = codex_own_provider(&inside, &key.env);
         }
-        return Ok(());
-    }
-    if let (Some(var), Some(rewritten)) = (&var, &route.rewritten) {
-        env.insert(var.clone(), rewritten.clone());
+        Some(provider) if route.rewritten.is_some() => {
+            out.cli_args = vec![
+                "-c".to_owned(),
+                format!(
+                    "model_providers.{}.base_url={}",
+                    provider.name,
+                    toml_string(&inside)
+                ),
+            ];
+        }
+        _ => {
+            if let (Some(var), Some(rewritten)) = (&var, &route.rewritten) {
+                env.insert(var.clone(), rewritten.clone());
+            }
+        }
     }
     let mut egress_keys = Vec::new();
     for key in &keys {
@@ -187,11 +217,64 @@ fn socket_addr(endpoint: &Endpoint) -> Result<SocketAddr, ForgeError> {
     Ok(SocketAddr::new(ip, endpoint.port))
 }
 
+/// The provider forge gives codex when it uses its built-in `openai` one with an API key:
+/// the built-in provider cannot be pointed elsewhere by a `-c` override of its table, and
+/// it tries a WebSocket first, which a route does not carry; this one speaks the same
+/// Responses API over HTTP, authenticated with the key variable codex was given (holding
+/// the placeholder inside).
+const CODEX_PROVIDER: &str = "forge-sandbox";
+
+/// codex's `-c` overrides for [`CODEX_PROVIDER`] at `base_url`, its key in `env_key`.
+fn codex_own_provider(base_url: &str, env_key: &str) -> Vec<String> {
+    let table = format!("model_providers.{CODEX_PROVIDER}");
+    [
+        format!("model_provider={}", toml_string(CODEX_PROVIDER)),
+        format!(
+            "{table}.name={}",
+            toml_string("OpenAI (through forge's sandbox)")
+        ),
+        format!("{table}.base_url={}", toml_string(base_url)),
+        format!("{table}.env_key={}", toml_string(env_key)),
+        format!("{table}.wire_api={}", toml_string("responses")),
+    ]
+    .into_iter()
+    .flat_map(|value| ["-c".to_owned(), value])
+    .collect()
+}
+
+/// `text` as a TOML string (what codex parses the right of a `-c` as).
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
+}
+
 /// codex's model provider as its `config.toml` names it.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 struct CodexProvider {
+    /// `model_provider`; `openai` (built in) when unnamed.
+    name: String,
     base_url: Option<String>,
     env_key: Option<String>,
+    /// The top-level `openai_base_url`: the built-in provider's base URL.
+    openai_base_url: Option<String>,
+}
+
+impl Default for CodexProvider {
+    fn default() -> Self {
+        Self {
+            name: "openai".to_owned(),
+            base_url: None,
+            env_key: None,
+            openai_base_url: None,
+        }
+    }
+}
+
+impl CodexProvider {
+    /// codex's built-in `openai` provider (a `[model_providers.openai]` table of the
+    /// user's with its own base URL is treated as the user's provider).
+    fn is_built_in(&self) -> bool {
+        self.name == "openai" && self.base_url.is_none()
+    }
 }
 
 /// `$CODEX_HOME/config.toml` (else `$HOME/.codex/config.toml`): the file the invocation
@@ -231,8 +314,13 @@ fn parse_codex_config(text: &str) -> CodexProvider {
             .map(str::to_owned)
     };
     CodexProvider {
+        name: name.to_owned(),
         base_url: text_of("base_url"),
         env_key: text_of("env_key"),
+        openai_base_url: table
+            .get("openai_base_url")
+            .and_then(toml::Value::as_str)
+            .map(str::to_owned),
     }
 }
 
@@ -316,14 +404,89 @@ mod tests {
         assert_eq!(vars["MOCK_API_KEY"], model.keys[0].placeholder);
     }
 
+    fn codex_config_file(text: &str) -> Vec<PreparedFile> {
+        vec![PreparedFile {
+            path: PathBuf::from("/r/home/.codex/config.toml"),
+            source: FileSource::Contents(text.as_bytes().to_vec()),
+        }]
+    }
+
     #[test]
-    fn codex_with_a_remote_model_goes_through_the_proxy_with_its_key() {
+    fn codex_with_its_built_in_provider_and_a_key_is_given_a_provider_of_forges() {
         let mut vars = env(&[("OPENAI_API_KEY", "o-real"), ("HOME", "/nonexistent")]);
+        let plan = plan(&confinement("codex", None), &mut vars, &[], &[]).unwrap();
+        let model = &plan.routes[0];
+        assert_eq!(model.addr.to_string(), "127.0.0.1:47000");
+        assert_eq!(model.upstream.as_deref(), Some("https://api.openai.com"));
+        assert_eq!(model.keys[0].value, "o-real");
+        assert_eq!(vars["OPENAI_API_KEY"], model.keys[0].placeholder);
+        assert!(plan.allow_hosts.is_empty());
+        assert_eq!(
+            plan.cli_args.join(" "),
+            "-c model_provider=\"forge-sandbox\" \
+             -c model_providers.forge-sandbox.name=\"OpenAI (through forge's sandbox)\" \
+             -c model_providers.forge-sandbox.base_url=\"http://127.0.0.1:47000/v1\" \
+             -c model_providers.forge-sandbox.env_key=\"OPENAI_API_KEY\" \
+             -c model_providers.forge-sandbox.wire_api=\"responses\""
+        );
+    }
+
+    #[test]
+    fn codex_built_in_provider_at_a_loopback_base_url_keeps_its_address() {
+        let files = codex_config_file("openai_base_url = \"http://127.0.0.1:4300/v1\"\n");
+        let mut vars = env(&[
+            ("CODEX_HOME", "/r/home/.codex"),
+            ("CODEX_API_KEY", "c-real"),
+        ]);
+        let plan = plan(&confinement("codex", None), &mut vars, &files, &[]).unwrap();
+        assert_eq!(plan.routes[0].addr.to_string(), "127.0.0.1:4300");
+        assert_eq!(plan.routes[0].upstream, None);
+        assert!(
+            plan.cli_args.contains(
+                &"model_providers.forge-sandbox.base_url=\"http://127.0.0.1:4300/v1\"".to_owned()
+            ),
+            "{:?}",
+            plan.cli_args
+        );
+        assert!(
+            plan.cli_args
+                .contains(&"model_providers.forge-sandbox.env_key=\"CODEX_API_KEY\"".to_owned())
+        );
+        assert_eq!(vars["CODEX_API_KEY"], plan.routes[0].keys[0].placeholder);
+    }
+
+    #[test]
+    fn codex_logged_in_in_its_home_reaches_its_host_through_the_proxy() {
+        let mut vars = env(&[("HOME", "/nonexistent")]);
         let allow = [HostPattern::parse("*.crates.io").unwrap()];
         let plan = plan(&confinement("codex", None), &mut vars, &[], &allow).unwrap();
         assert!(plan.routes.is_empty());
+        assert!(plan.cli_args.is_empty());
         assert_eq!(plan.allow_hosts, ["*.crates.io", "api.openai.com:443"]);
-        assert_eq!(vars["OPENAI_API_KEY"], "o-real");
+    }
+
+    #[test]
+    fn codex_with_a_remote_provider_of_its_own_is_pointed_at_its_route() {
+        let files = codex_config_file(
+            "model_provider = \"azure\"\n[model_providers.azure]\n\
+             base_url = \"https://x.openai.azure.com/openai/v1\"\nenv_key = \"AZURE_KEY\"\n",
+        );
+        let mut vars = env(&[("CODEX_HOME", "/r/home/.codex"), ("AZURE_KEY", "a-real")]);
+        let plan = plan(&confinement("codex", None), &mut vars, &files, &[]).unwrap();
+        let model = &plan.routes[0];
+        assert_eq!(
+            model.upstream.as_deref(),
+            Some("https://x.openai.azure.com")
+        );
+        assert_eq!(
+            plan.cli_args,
+            [
+                "-c",
+                "model_providers.azure.base_url=\"http://127.0.0.1:47000/openai/v1\""
+            ]
+        );
+        assert_eq!(vars["AZURE_KEY"], model.keys[0].placeholder);
+        assert_eq!(model.keys[0].value, "a-real");
     }
 
     #[test]
@@ -344,6 +507,15 @@ mod tests {
                 "{text}"
             );
         };
+        assert!(parse_codex_config("model = \"o3\"\n").is_built_in());
+        assert!(parse_codex_config("model_provider = \"openai\"\n").is_built_in());
+        assert!(!parse_codex_config("model_provider = \"mock\"\n").is_built_in());
+        assert_eq!(
+            parse_codex_config("openai_base_url = \"http://127.0.0.1:9/v1\"\n")
+                .openai_base_url
+                .as_deref(),
+            Some("http://127.0.0.1:9/v1")
+        );
         check(
             "model_provider = \"m\"\n[model_providers.m]\nbase_url = \"http://x\"\nenv_key = \"K\"\n",
             Some("http://x"),

@@ -175,7 +175,7 @@ impl SandboxedRunner {
         );
         let mut mounts = fs_plan(&confinement, &facts);
         let watch = MissingProtected::before(&confinement);
-        let egress = match &self.network {
+        let (egress, cli_args) = match &self.network {
             Some(network) => {
                 let plan = crate::net::plan(
                     &confinement,
@@ -183,9 +183,9 @@ impl SandboxedRunner {
                     &invocation.files,
                     &self.config.settings.allow_hosts,
                 )?;
-                Some(network.start(&plan)?)
+                (Some(network.start(&plan)?), plan.cli_args)
             }
-            None => None,
+            None => (None, Vec::new()),
         };
         if let Some(egress) = &egress {
             mounts.push(forge_domain::sandbox::Mount::Writable(egress.socket_dir()));
@@ -206,6 +206,7 @@ impl SandboxedRunner {
             env.extend(egress.inside_env());
         }
         outer.push(text(&program));
+        outer.extend(cli_args);
         outer.extend(invocation.args.iter().cloned());
         let wrapped = Invocation {
             program: mechanism.env.clone(),

@@ -101,10 +101,7 @@ impl Roots {
             self.confine(path)?;
             return Ok(RepoRef::Remote(requested.to_owned()));
         }
-        let scp_like = requested
-            .split_once(':')
-            .is_some_and(|(host, _)| host.contains('@') && !host.contains('/'));
-        if requested.contains("://") || scp_like {
+        if forge_domain::task::is_repository_url(requested) {
             return Ok(RepoRef::Remote(requested.to_owned()));
         }
         self.confine(requested).map(RepoRef::Local)

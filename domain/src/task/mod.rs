@@ -15,6 +15,7 @@ pub mod index;
 pub mod instructions;
 pub mod kind;
 pub mod prompt;
+pub mod repo_url;
 pub mod repomap;
 pub mod report;
 pub mod review;
@@ -40,6 +41,7 @@ pub use kind::TaskType;
 pub use prompt::{
     OutputBounds, failure_text, named_step, review_fix_prompt, task_prompt, validation_fix_prompt,
 };
+pub use repo_url::is_repository_url;
 pub use report::{TaskOutcome, TaskReport, discard_command, shell_quote, totals};
 pub use review::{AddedLine, ChangedFile, ReviewLimits, review};
 pub use risk::{RiskInputs, score as risk_score};

@@ -36,7 +36,12 @@ const ESCAPES: [&str; 8] = [
 /// sandbox must never hold it.
 const REAL_KEY: &str = "sk-e2e-real-key-5d2c9a";
 /// The variables the steered agent looks for keys in.
-const KEY_VARS: [&str; 3] = ["ANTHROPIC_API_KEY", "MOCK_API_KEY", "GEMINI_API_KEY"];
+const KEY_VARS: [&str; 4] = [
+    "ANTHROPIC_API_KEY",
+    "MOCK_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+];
 
 /// A verdict per provider and mode.
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
@@ -48,27 +53,80 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
             } else {
                 "sandbox_off_escapes_succeed"
             };
-            let started = Instant::now();
-            let mut verdict = Verdict::new(case, provider);
-            if let Err(e) = one(ctx, provider, mode, &mut verdict) {
-                verdict.failures.push(format!("{e:#}"));
-            }
-            verdict.seconds = started.elapsed().as_secs_f64();
-            say(&format!(
-                "{case:<28} {provider:<7} {} {}",
-                if verdict.passed() { "ok" } else { "FAILED" },
-                verdict.note
+            verdicts.push(case_verdict(ctx, case, provider, mode, Codex::Mock));
+        }
+        if provider == "codex" {
+            verdicts.push(case_verdict(
+                ctx,
+                "sandbox_codex_built_in_key_outside",
+                provider,
+                "on",
+                Codex::BuiltIn,
             ));
-            verdicts.push(verdict);
         }
         verdicts.push(super::sandbox_task::verdict(ctx, provider));
     }
     Ok(verdicts)
 }
 
-fn one(ctx: &Ctx, provider: &str, mode: &str, verdict: &mut Verdict) -> anyhow::Result<()> {
+/// How codex reaches the fake model.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Codex {
+    /// A provider of its config (`model_provider = "mock"`, its key in `MOCK_API_KEY`).
+    Mock,
+    /// Its built-in `openai` provider (`openai_base_url`), its key in `OPENAI_API_KEY`: what
+    /// a user with an API key has. forge gives it a provider of its own at the route.
+    BuiltIn,
+}
+
+fn case_verdict(
+    ctx: &Ctx,
+    case: &'static str,
+    provider: &'static str,
+    mode: &str,
+    codex: Codex,
+) -> Verdict {
+    let started = Instant::now();
+    let mut verdict = Verdict::new(case, provider);
+    if let Err(e) = one(ctx, provider, mode, codex, &mut verdict) {
+        verdict.failures.push(format!("{e:#}"));
+    }
+    verdict.seconds = started.elapsed().as_secs_f64();
+    say(&format!(
+        "{case:<28} {provider:<7} {} {}",
+        if verdict.passed() { "ok" } else { "FAILED" },
+        verdict.note
+    ));
+    verdict
+}
+
+/// codex's config for its built-in provider at the fake model.
+fn built_in_codex_config(base_url: &str) -> String {
+    let mut out = format!("openai_base_url = \"{base_url}/v1\"\n");
+    for line in offline::codex_config(base_url).lines() {
+        if line.starts_with("[model_providers.") {
+            break;
+        }
+        if !line.starts_with("model_provider") {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn one(
+    ctx: &Ctx,
+    provider: &str,
+    mode: &str,
+    codex: Codex,
+    verdict: &mut Verdict,
+) -> anyhow::Result<()> {
     let suite = &ctx.suite;
-    let root = suite.work.join(provider).join(mode);
+    let root = suite.work.join(provider).join(match codex {
+        Codex::Mock => mode.to_owned(),
+        Codex::BuiltIn => format!("{mode}-built-in"),
+    });
     if root.exists() {
         std::fs::remove_dir_all(&root)?;
     }
@@ -100,6 +158,16 @@ fn one(ctx: &Ctx, provider: &str, mode: &str, verdict: &mut Verdict) -> anyhow::
     )?;
     let template = CodexHome::Template(root.join("codex-template"));
     let mut offline = offline::configure(provider, &suite.clis, &server.base_url, &template)?;
+    if codex == Codex::BuiltIn {
+        std::fs::write(
+            root.join("codex-template/config.toml"),
+            built_in_codex_config(&server.base_url),
+        )?;
+        offline.env.remove(forge_adapter_codex::MOCK_API_KEY_ENV);
+        offline
+            .env
+            .insert("OPENAI_API_KEY".to_owned(), REAL_KEY.to_owned());
+    }
     for var in KEY_VARS {
         if let Some(value) = offline.env.get_mut(var) {
             *value = REAL_KEY.to_owned();

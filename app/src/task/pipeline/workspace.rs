@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use forge_domain::ForgeError;
 use forge_domain::delivery::TRAILER;
-use forge_domain::task::TaskId;
+use forge_domain::task::{TaskId, is_repository_url};
 use forge_ports::Provider;
 
 use super::super::artifacts::TASKS_DIR;
@@ -125,7 +125,7 @@ async fn clear_earlier_attempt(
     task_id: &TaskId,
 ) -> Result<(), ForgeError> {
     let vcs = &pipeline.ports.vcs;
-    if !is_url(&req.repo) {
+    if !is_repository_url(&req.repo) {
         let found = vcs
             .commits_with_trailer(repo, TRAILER, task_id.as_str())
             .await?;
@@ -220,7 +220,7 @@ pub(super) async fn check_available(
 }
 
 async fn repository(pipeline: &TaskPipeline, req: &TaskRequest) -> Result<PathBuf, ForgeError> {
-    if is_url(&req.repo) {
+    if is_repository_url(&req.repo) {
         return pipeline
             .ports
             .vcs
@@ -249,7 +249,7 @@ async fn validation_plan(
                  was detected (known projects: {}); a change nothing checks is not delivered \
                  while [task] require_validation is true (the default for queue tasks) — \
                  set [validation] test = \"…\" or [task] require_validation = false",
-                if is_url(&req.repo) {
+                if is_repository_url(&req.repo) {
                     "the repository's forge.toml"
                 } else {
                     "forge.toml"
@@ -262,10 +262,6 @@ async fn validation_plan(
         .step_runner(req)
         .check_tools(&plan.steps, worktree)?;
     Ok(plan)
-}
-
-fn is_url(repo: &str) -> bool {
-    repo.contains("://") || (repo.starts_with("git@") && repo.contains(':'))
 }
 
 /// `task-<run id>`, with any character a task id refuses (a run id may hold dots) made `-`.

@@ -19,8 +19,7 @@ const CARRY_OUT_TIMEOUT: Duration = Duration::from_secs(900);
 /// Where the task's change waits: forge's cache of a repository URL on this machine (as
 /// `task run --repo URL` made it), or the local repository a path names.
 pub fn held_in(repo: &str, env: &EnvSnapshot) -> PathBuf {
-    let is_url = repo.contains("://") || repo.starts_with("git@");
-    if is_url {
+    if forge_domain::task::is_repository_url(repo) {
         crate::cmd::task::execute::repo_cache(env, repo)
     } else {
         PathBuf::from(repo)

@@ -38,7 +38,7 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     } else {
         args.repo.clone()
     };
-    let is_url = repo_arg.contains("://") || repo_arg.starts_with("git@");
+    let is_url = forge_domain::task::is_repository_url(&repo_arg);
     let task_id = args
         .task_id
         .as_deref()
