@@ -31,6 +31,8 @@ pub struct ServerState {
     /// What `GET /v1/board` knows of the running tasks' events (the last seq read and the
     /// last stage), kept between requests so a reload reads only the events stored since.
     pub board_stages: tokio::sync::Mutex<crate::serve::routes::board::StageCache>,
+    /// The boards pages received, until their live stream starts from them.
+    pub board_snapshots: Mutex<crate::serve::board::snapshots::Snapshots>,
 }
 
 /// Counters of the HTTP side, for `/metrics`.

@@ -27,7 +27,8 @@ use super::events::EventsQuery;
 use super::tasks::queue_error;
 use crate::cmd::queue::approvals::approval_json;
 use crate::config_load::load_config;
-use crate::serve::board::card::{Card, Filter, local_card, queue_card};
+use crate::serve::board::card::{Card, Filter, Source, local_card, queue_card};
+use crate::serve::board::snapshots::{Snapshot, comparable};
 use crate::serve::board::{detail, diff, local, share, stats};
 use crate::serve::error::ApiError;
 use crate::serve::state::Shared;
@@ -92,6 +93,9 @@ pub struct BoardQuery {
     #[serde(flatten)]
     pub filter: Filter,
     pub limit: Option<u32>,
+    /// `1`: keep what this answer holds for the page's live stream (`snapshot` in the
+    /// answer, `from=` of `GET /v1/board/events`).
+    pub snapshot: Option<u8>,
 }
 
 /// What a reader knows of a running task's events: the last seq read and its last stage.
@@ -173,10 +177,23 @@ pub async fn board(
     Query(query): Query<BoardQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let limit = query.limit.unwrap_or(1_000).min(MAX_CARDS);
+    let mut snapshot = None;
     let mut cards = match &state.queue {
         Some(queue) => {
+            // The counter before the read: a change after it wakes the stream at once. A
+            // wait of 0 ms returns the current counter.
+            let counter = match query.snapshot {
+                Some(1) => queue.wait_for_changes(0, 0).await.ok(),
+                _ => None,
+            };
             let mut stages = state.board_stages.lock().await;
-            queue_cards(&**queue, limit, &mut stages).await?
+            let cards = queue_cards(&**queue, limit, &mut stages).await?;
+            snapshot = counter.map(|counter| Snapshot {
+                counter,
+                cards: HashMap::new(),
+                stages: stages.clone(),
+            });
+            cards
         }
         None => Vec::new(),
     };
@@ -199,13 +216,29 @@ pub async fn board(
         .filter(|c| query.filter.keeps(c))
         .take(limit as usize)
         .collect();
-    Ok(Json(json!({
+    let snapshot = snapshot.map(|mut snapshot| {
+        snapshot.cards = shown
+            .iter()
+            .filter(|c| c.source == Source::Queue)
+            .map(|c| (c.task_id.clone(), comparable(c)))
+            .collect();
+        state
+            .board_snapshots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keep(snapshot)
+    });
+    let mut body = json!({
         "queue": state.queue.is_some(),
         "facets": facets,
         "stats": stats::stats(&shown),
         "cards": shown,
         "problems": problems,
-    })))
+    });
+    if let Some(id) = snapshot {
+        body["snapshot"] = json!(id);
+    }
+    Ok(Json(body))
 }
 
 /// The diff of a delivered commit in a repository on this machine inside the roots, or
