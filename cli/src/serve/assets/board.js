@@ -271,7 +271,9 @@ function bars(title, pairs, format) {
     const rect = svgEl("rect", { x: i * w + 3, y: h - bh, width: w - 6, height: bh, tabindex: 0 });
     rect.appendChild(svgEl("title", {}, label + ": " + format(value)));
     svg.appendChild(rect);
-    svg.appendChild(svgEl("text", { x: i * w + 2, y: h + 11 }, String(label).slice(-8)));
+    // A day ("2026-11-27") shown as "26-11-27"; a word whole.
+    const text = String(label);
+    svg.appendChild(svgEl("text", { x: i * w + 2, y: h + 11 }, text.length > 9 ? text.slice(-8) : text));
   });
   box.appendChild(svg);
   return box;
