@@ -32,6 +32,17 @@ use crate::e2e::{Suite, say};
 const TASKS: usize = 1_000;
 const EVENTS: usize = 60;
 const LOADS: usize = 5;
+/// What the page says of its first board, in ms since its navigation started: its script
+/// ran, the board's request was sent, the answer's first and last byte came, the answer was
+/// parsed, the cards were drawn.
+const PHASES: [&str; 6] = [
+    "script",
+    "request",
+    "first_byte",
+    "last_byte",
+    "response",
+    "drawn",
+];
 
 struct Server(Child);
 
@@ -169,9 +180,9 @@ pub fn run(suite: &Suite) -> anyhow::Result<()> {
         }
         let mut wall = Vec::new();
         let mut page = Vec::new();
-        // Since the navigation's start, as the page counts: [script, request, response,
-        // drawn] (absent from a page that does not say).
-        let mut phases: [Vec<f64>; 4] = Default::default();
+        // Since the navigation's start, as the page counts (absent from a page that does
+        // not say).
+        let mut phases: [Vec<f64>; PHASES.len()] = Default::default();
         for _ in 0..LOADS {
             client.goto("about:blank").await?;
             let started = Instant::now();
@@ -182,7 +193,7 @@ pub fn run(suite: &Suite) -> anyhow::Result<()> {
             let times = client
                 .execute("return JSON.parse(document.body.dataset.boardTimes || 'null');", vec![])
                 .await?;
-            for (i, key) in ["script", "request", "response", "drawn"].into_iter().enumerate() {
+            for (i, key) in PHASES.into_iter().enumerate() {
                 if let Some(ms) = times.get(key).and_then(Value::as_f64) {
                     phases[i].push(ms);
                 }
@@ -230,8 +241,8 @@ pub fn run(suite: &Suite) -> anyhow::Result<()> {
         let text = format!(
             "\nboard bench ({TASKS} tasks, Chromium headless, {build} build)\n\
              board interactive: navigation → {TASKS} cards median {:.0} ms (target ≤ 500); \
-             in the page, from its navigation's start: script {:.0}, request {:.0}, answer {:.0}, \
-             drawn {:.0} ms; request → rendered {:.0} ms; filter change {:.0} ms\n\
+             in the page, from its navigation's start: script {:.0}, request {:.0}, first byte {:.0}, \
+             last byte {:.0}, parsed {:.0}, drawn {:.0} ms; request → rendered {:.0} ms; filter change {:.0} ms\n\
              GET /v1/board alone ({} kB): the first {:.0} ms (the running tasks' events read), then median {:.0} ms\n\
              event → task page: p50 {p50:.0} ms, p90 {p90:.0} ms over {} events (target p50 ≤ 100)\n",
             median(&mut wall),
@@ -239,6 +250,8 @@ pub fn run(suite: &Suite) -> anyhow::Result<()> {
             phases[1],
             phases[2],
             phases[3],
+            phases[4],
+            phases[5],
             median(&mut page),
             filtered,
             bytes / 1024,

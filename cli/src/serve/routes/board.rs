@@ -101,6 +101,15 @@ pub struct BoardQuery {
 /// What a reader knows of a running task's events: the last seq read and its last stage.
 pub(crate) type StageCache = HashMap<String, (u64, Option<Value>)>;
 
+/// What `GET /v1/board` keeps between requests: the running tasks' events read so far, and
+/// the queue's change counter read before they were. While the counter stays, no event was
+/// stored (every stored event moves it), so none is read again.
+#[derive(Debug, Default)]
+pub struct BoardStages {
+    pub counter: Option<u64>,
+    pub stages: StageCache,
+}
+
 /// A running task, the last seq read of its events and its last stage.
 type Running = (TaskId, u64, Option<Value>);
 
@@ -109,10 +118,13 @@ const READ_AT_ONCE: usize = 16;
 
 /// The queue's cards: its newest `limit` tasks, the running ones with their last stage
 /// (read after what `stages` already holds, several at once, and remembered there).
+/// `new_events: false` (no event stored since `stages` was filled) reads the events only of
+/// a running task `stages` does not hold.
 pub(super) async fn queue_cards(
     queue: &dyn TaskQueue,
     limit: u32,
     stages: &mut StageCache,
+    new_events: bool,
 ) -> Result<Vec<Card>, ApiError> {
     use futures::StreamExt;
     let tasks = queue.tasks(limit).await.map_err(queue_error)?;
@@ -133,6 +145,7 @@ pub(super) async fn queue_cards(
     let running: Vec<Running> = tasks
         .iter()
         .filter(|t| !t.state.is_final() && t.attempts > 0)
+        .filter(|t| new_events || !stages.contains_key(t.task_id.as_str()))
         .map(|t| {
             let (after, stage) = stages.get(t.task_id.as_str()).cloned().unwrap_or((0, None));
             (t.task_id.clone(), after, stage)
@@ -180,19 +193,20 @@ pub async fn board(
     let mut snapshot = None;
     let mut cards = match &state.queue {
         Some(queue) => {
-            // The counter before the read: a change after it wakes the stream at once. A
-            // wait of 0 ms returns the current counter.
-            let counter = match query.snapshot {
-                Some(1) => queue.wait_for_changes(0, 0).await.ok(),
-                _ => None,
-            };
-            let mut stages = state.board_stages.lock().await;
-            let cards = queue_cards(&**queue, limit, &mut stages).await?;
-            snapshot = counter.map(|counter| Snapshot {
-                counter,
-                cards: HashMap::new(),
-                stages: stages.clone(),
-            });
+            // The counter before the read (a wait of 0 ms returns it): a change after it
+            // is seen by the next request and wakes the page's stream at once.
+            let counter = queue.wait_for_changes(0, 0).await.ok();
+            let mut known = state.board_stages.lock().await;
+            let new_events = counter.is_none() || known.counter != counter;
+            let cards = queue_cards(&**queue, limit, &mut known.stages, new_events).await?;
+            known.counter = counter;
+            snapshot = counter
+                .filter(|_| query.snapshot == Some(1))
+                .map(|counter| Snapshot {
+                    counter,
+                    cards: HashMap::new(),
+                    stages: known.stages.clone(),
+                });
             cards
         }
         None => Vec::new(),

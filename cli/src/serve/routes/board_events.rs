@@ -72,7 +72,7 @@ impl Watch {
                     return Some(Event::default().event("error").data(data.to_string()));
                 }
             }
-            match queue_cards(&*queue, self.limit, &mut self.stages).await {
+            match queue_cards(&*queue, self.limit, &mut self.stages, true).await {
                 Ok(cards) => {
                     // Oldest first out of `pending` (it is popped from the end).
                     for card in cards.into_iter().filter(|c| self.filter.keeps(c)) {

@@ -565,3 +565,35 @@ async fn the_live_stream_starts_from_the_board_the_page_received() {
     let fresh = first_card(&server.base, "/v1/board/events").await;
     assert_eq!(fresh["task_id"], again["task_id"]);
 }
+
+#[tokio::test]
+async fn a_stage_stored_between_two_reads_of_the_board_is_on_the_second() {
+    let server = start().await;
+    five(&server.queue).await;
+    let stage = |board: &Value| {
+        board["cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["task_id"] == "q-running")
+            .map(|c| c["stage"].clone())
+            .unwrap()
+    };
+    let (_, first) = get(&server, "/v1/board").await;
+    assert_eq!(stage(&first), "validation");
+    // Nothing stored since: the same stage (its events not read again).
+    let (_, same) = get(&server, "/v1/board").await;
+    assert_eq!(stage(&same), "validation");
+    let running = TaskId::new("q-running").unwrap();
+    server
+        .queue
+        .append_event(
+            &running,
+            "stage",
+            &json!({"stage": "review", "detail": "", "elapsed_ms": 12, "cost_usd": 0.3}),
+        )
+        .await
+        .unwrap();
+    let (_, second) = get(&server, "/v1/board").await;
+    assert_eq!(stage(&second), "review", "{second}");
+}
