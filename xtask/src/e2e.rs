@@ -46,6 +46,7 @@ pub mod task;
 pub mod warm;
 pub mod web;
 mod web_board;
+mod web_volume;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -127,7 +128,7 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "web",
-        about: "the web page in headless Chromium: stream, cancel, reload; serve --queue's task stream; the board (claude, codex, gemini): submit, live cards, task page, approvals, share links, serve restarted",
+        about: "the web page in headless Chromium: stream, cancel, reload; serve --queue's task stream; the board (claude, codex, gemini): submit, live cards, task page, approvals, share links, serve restarted; 14 tasks on two fake-CLI workers over SQLite",
         scenarios: Vec::new,
         run: web::run,
     },

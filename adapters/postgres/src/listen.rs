@@ -82,9 +82,13 @@ impl EventFeed {
         channels: &[&str],
         from: u64,
     ) -> Result<Self, ForgeError> {
-        let mut listener = Listener::on(config, url, channels).await?;
+        let listener = Listener::on(config, url, channels).await?;
         let (tx, rx) = watch::channel(from);
         let task = tokio::spawn(async move {
+            // The whole listener moves in: naming only its receiver would capture only that
+            // field (precise capture), and its client — the connection — would be dropped
+            // here, ending the feed at once (every wait then connected again).
+            let mut listener = listener;
             while listener.notifications.recv().await.is_some() {
                 tx.send_modify(|n| *n = n.wrapping_add(1));
             }

@@ -122,6 +122,7 @@ pub fn build_state(
         queue,
         shares,
         board_stages: tokio::sync::Mutex::default(),
+        board_snapshots: std::sync::Mutex::default(),
     })
 }
 

@@ -29,8 +29,11 @@ pub struct ServerState {
     /// The share links kept in the queue's database (the board's read-only links).
     pub shares: Option<Arc<dyn forge_ports::ShareLinks>>,
     /// What `GET /v1/board` knows of the running tasks' events (the last seq read and the
-    /// last stage), kept between requests so a reload reads only the events stored since.
-    pub board_stages: tokio::sync::Mutex<crate::serve::routes::board::StageCache>,
+    /// last stage), kept between requests so a reload reads only the events stored since,
+    /// and none when the queue's change counter has not moved.
+    pub board_stages: tokio::sync::Mutex<crate::serve::routes::board::BoardStages>,
+    /// The boards pages received, until their live stream starts from them.
+    pub board_snapshots: Mutex<crate::serve::board::snapshots::Snapshots>,
 }
 
 /// Counters of the HTTP side, for `/metrics`.

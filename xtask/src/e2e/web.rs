@@ -7,7 +7,9 @@
 //! a submitted task is listed, and a click streams its stages and its agent's events to the
 //! task's end. And the board (`web_board.rs`, with each of claude, codex and gemini): submit
 //! from the page, the card moving live, the task page, an approval decided once across
-//! browsers, a share link, and the same board and page after `serve` restarts.
+//! browsers, a share link, and the same board and page after `serve` restarts. And the
+//! board at volume (`web_volume.rs`): fourteen tasks submitted from the page to `serve
+//! --queue sqlite://…`, two workers running the fake CLI, every card in its final column.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -130,7 +132,9 @@ pub async fn browser(driver: &Driver) -> anyhow::Result<Client> {
 /// board with every CLI `-p` names.
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
     if !ctx.providers.contains(&PROVIDER) {
-        return Ok(board_pages(ctx));
+        let mut verdicts = board_pages(ctx);
+        verdicts.push(board_volume(ctx));
+        return Ok(verdicts);
     }
     let started = Instant::now();
     let outcome = flows_in_browser(&ctx.suite);
@@ -146,7 +150,19 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
     };
     let mut verdicts = vec![page, queue];
     verdicts.extend(board_pages(ctx));
+    verdicts.push(board_volume(ctx));
     Ok(verdicts)
+}
+
+/// The board at volume: two workers running the fake CLI in claude's place (whatever `-p`
+/// says).
+fn board_volume(ctx: &Ctx) -> Verdict {
+    let started = Instant::now();
+    let outcome = super::web_volume::volume(&ctx.suite, &ctx.root);
+    Verdict {
+        seconds: started.elapsed().as_secs_f64(),
+        ..Verdict::of("board_volume", "claude", outcome)
+    }
 }
 
 /// The board's flow with each CLI of `-p` (a worker running it for real).

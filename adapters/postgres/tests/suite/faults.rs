@@ -113,3 +113,41 @@ async fn a_connection_killed_by_the_server_is_made_again_on_the_next_call() {
         .await
         .unwrap();
 }
+
+/// The `LISTEN` connections of this database (a board's feed, a task's event readers).
+async fn listeners(url: &str) -> i64 {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[tokio::test]
+async fn the_change_and_event_feeds_keep_their_one_connection_between_waits() {
+    let db = FreshDb::create().await;
+    let queue = PgQueue::connect(&db.url).await.unwrap();
+    let task = forge_domain::task::TaskId::new("t-feed").unwrap();
+    let seen = queue.wait_for_changes(0, 0).await.unwrap();
+    queue.wait_for_events(&task, 0).await.unwrap();
+    assert_eq!(
+        listeners(&db.url).await,
+        2,
+        "one feed each, open after the wait"
+    );
+    // Later waits reuse them: the counter stays where it was with nothing changed, and no
+    // other connection is opened.
+    for _ in 0..3 {
+        assert_eq!(queue.wait_for_changes(seen, 0).await.unwrap(), seen);
+        queue.wait_for_events(&task, 0).await.unwrap();
+    }
+    assert_eq!(listeners(&db.url).await, 2);
+}

@@ -18,6 +18,7 @@
 //! | `FAKE_INVALID_UTF8=1` | print a JSON line with the bytes `FF FE` inside a string |
 //! | `FAKE_TRUNCATED=1` | print `{"type":"text","text":"cut` (a JSON line cut in half) |
 //! | `FAKE_HUGE_LINE_MB=n` | print one JSON line of n MiB, then `{"type":"after_huge"}` |
+//! | `FAKE_WRITE=path=text` | write `text` and a newline to `path` (from the working directory): an agent's change |
 //! | `FAKE_REPLAY=path` | replay the file's lines to stdout, `FAKE_DELAY_MS=n` apart |
 //! | `FAKE_EVENTS=n` | print n lines `{"type":"text","i":I}` as fast as possible |
 //! | `FAKE_EVENTS_INTERVAL_US=n` | with `FAKE_EVENTS`: pause n µs before each event |
@@ -58,6 +59,7 @@ fake-agent-cli: a fake coding-agent CLI for tests, driven by environment variabl
   FAKE_INVALID_UTF8=1        print a line with invalid UTF-8
   FAKE_TRUNCATED=1           print a JSON line cut in half
   FAKE_HUGE_LINE_MB=N        print one line of N MiB, then {\"type\":\"after_huge\"}
+  FAKE_WRITE=PATH=TEXT       write TEXT and a newline to PATH (an agent's change)
   FAKE_REPLAY=PATH           replay PATH's lines to stdout
   FAKE_DELAY_MS=N            pause N ms between replayed lines
   FAKE_EVENTS=N              print N lines {\"type\":\"text\",\"i\":I}, fast
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
     let mut out = Out::new(number("FAKE_CRASH_AFTER"));
     preamble(&mut out, &args);
     special_lines(&mut out);
+    write_change();
     main_stream(&mut out);
     if let Some(path) = var("FAKE_REPLAY_STDERR") {
         let _ = std::fs::read(&path).map(|bytes| std::io::stderr().write_all(&bytes));
@@ -256,6 +259,21 @@ fn huge_line(out: &mut Out, mib: u64) {
         body -= n;
     }
     out.line(tail, false);
+}
+
+/// `FAKE_WRITE=PATH=TEXT`: the change a real agent would make, so a task's pipeline has
+/// something to validate, review and deliver.
+fn write_change() {
+    let Some(spec) = var("FAKE_WRITE") else {
+        return;
+    };
+    let (path, text) = spec.split_once('=').unwrap_or((spec.as_str(), ""));
+    if let Err(err) = std::fs::write(path, format!("{text}\n")) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "fake-agent-cli: cannot write {path}: {err}"
+        );
+    }
 }
 
 fn main_stream(out: &mut Out) {

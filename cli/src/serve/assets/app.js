@@ -299,15 +299,11 @@ async function replay(runId) {
   follow(runId, 0, turn, Date.now());
 }
 
-async function init() {
+// The controls work at once; the chat's own requests (the project's default, its runs, a
+// run to resume, the queue's list) wait until the chat is shown: on the board they would
+// only compete with the board's first request (see `openChat`).
+function init() {
   recall();
-  if (!$("project").value) {
-    const res = await fetch("/v1/info", { headers: headers(false) });
-    if (res.ok) {
-      const info = await res.json();
-      if (info.roots && info.roots.length) $("project").value = info.roots[0];
-    }
-  }
   $("composer").addEventListener("submit", send);
   $("cancel").addEventListener("click", cancel);
   $("refresh").addEventListener("click", loadRuns);
@@ -315,6 +311,24 @@ async function init() {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(e);
   });
   for (const id of ["project", "provider", "agent", "token"]) $(id).addEventListener("change", remember);
+}
+
+// The project field, when empty, set to the server's first root.
+async function defaultProject() {
+  if ($("project").value) return;
+  const res = await fetch("/v1/info", { headers: headers(false) });
+  if (res.ok) {
+    const info = await res.json();
+    if (info.roots && info.roots.length && !$("project").value) $("project").value = info.roots[0];
+  }
+}
+
+let chatOpened = false;
+async function openChat() {
+  if (chatOpened) return;
+  chatOpened = true;
+  loadTasks();
+  await defaultProject();
   // A reload mid-run: the transcript so far, then the stream from the last event seen.
   const saved = JSON.parse(sessionStorage.getItem(SAVED) || "null");
   if (saved && saved.runId) {
@@ -406,4 +420,3 @@ async function followTask(taskId) {
 }
 
 $("queue-refresh").addEventListener("click", loadTasks);
-loadTasks();

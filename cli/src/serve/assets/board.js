@@ -6,8 +6,11 @@
 
 const COLUMNS = ["queued", "running", "held", "delivered", "failed"];
 // `history` ("id column" per change seen live) and `latencies` (ms from an event's storing
-// to its line on the task page) are read by the e2e tests and the bench.
-const board = { cards: new Map(), nodes: new Map(), stream: null, statsTimer: null, history: [], latencies: [] };
+// to its line on the task page) are read by the e2e tests and the bench; `pending` holds the
+// cards received since the last frame (drawn together in the next one).
+const board = { cards: new Map(), nodes: new Map(), stream: null, statsTimer: null, history: [], latencies: [], pending: new Map(), frame: 0 };
+// The time since the page's navigation started, read by the bench (`boardTimes`).
+const boardScriptAt = performance.now();
 const share = location.pathname.startsWith("/share/") ? decodeURIComponent(location.pathname.slice(7)) : null;
 const taskPath = location.pathname.startsWith("/task/") ? decodeURIComponent(location.pathname.slice(6)) : null;
 
@@ -49,6 +52,7 @@ function showView() {
   $("nav-board").toggleAttribute("aria-current", false);
   if (view !== "task") $("nav-" + view).setAttribute("aria-current", "page");
   if (share) for (const id of ["views", "back"]) $(id).hidden = true;
+  if (view === "chat") openChat();
   if (view === "board") openBoard();
   else if (board.stream) { board.stream.abort(); board.stream = null; }
   if (view === "task") openTask(taskPath);
@@ -56,36 +60,44 @@ function showView() {
 
 // ---- the board -------------------------------------------------------------------------
 
-function cardNode(c) {
-  const a = el("a", "card");
-  a.href = "/task/" + encodeURIComponent(c.task_id);
-  a.dataset.task = c.task_id;
-  fillCard(a, c);
-  return a;
+// A card's markup. The board draws its cards as one string per column (one `innerHTML`):
+// a thousand cards built node by node cost the page several times more.
+const ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+function esc(v) { return String(v).replace(/[&<>"']/g, (ch) => ESCAPES[ch]); }
+function span(cls, text) { return (cls ? '<span class="' + cls + '">' : "<span>") + esc(text) + "</span>"; }
+
+function cardInner(c) {
+  const repo = (c.repo || "").replace(/\/+$/, "").split("/").pop();
+  let meta = span("repo", repo) + span("provider", c.provider || "default");
+  if (c.worker) meta += span("worker", "@" + c.worker);
+  if (c.source === "local") meta += span("", "local");
+  let meta2 = "";
+  if (c.stage) meta2 += span("stage", c.stage);
+  if (c.outcome) meta2 += span("outcome", c.outcome);
+  meta2 += span("attempts", "try " + c.attempts + "/" + c.max_attempts);
+  // A running card counts its elapsed time on by itself (see the timer below).
+  const since = c.column === "running" && c.started_at_ms ? ' data-since="' + Number(c.started_at_ms) + '"' : "";
+  meta2 += '<span class="elapsed"' + since + ">" + esc(duration(c.elapsed_ms)) + "</span>";
+  meta2 += span("cost", money(c.cost_usd));
+  if (c.risk_score != null && c.column === "held") meta2 += span("risk", "risk " + c.risk_score);
+  return '<div class="title">' + esc(c.title || "(no prompt)") + '</div><div class="meta">' + meta + '</div><div class="meta">' + meta2 + "</div>";
 }
 
+function cardHtml(c) {
+  return '<a class="card" href="/task/' + esc(encodeURIComponent(c.task_id)) + '" data-task="' + esc(c.task_id)
+    + '" data-column="' + esc(c.column) + '" title="' + esc(c.task_id) + '">' + cardInner(c) + "</a>";
+}
+
+function cardNode(c) {
+  const t = document.createElement("template");
+  t.innerHTML = cardHtml(c);
+  return t.content.firstElementChild;
+}
+
+// In place, so a card keeps the keyboard focus while it changes.
 function fillCard(a, c) {
-  a.textContent = "";
   a.dataset.column = c.column;
-  a.title = c.task_id;
-  a.appendChild(el("div", "title", c.title || "(no prompt)"));
-  const meta = el("div", "meta");
-  const repo = (c.repo || "").replace(/\/+$/, "").split("/").pop();
-  meta.appendChild(el("span", "repo", repo));
-  meta.appendChild(el("span", "provider", c.provider || "default"));
-  if (c.worker) meta.appendChild(el("span", "worker", "@" + c.worker));
-  if (c.source === "local") meta.appendChild(el("span", "", "local"));
-  a.appendChild(meta);
-  const meta2 = el("div", "meta");
-  if (c.stage) meta2.appendChild(el("span", "stage", c.stage));
-  if (c.outcome) meta2.appendChild(el("span", "outcome", c.outcome));
-  meta2.appendChild(el("span", "attempts", "try " + c.attempts + "/" + c.max_attempts));
-  const elapsed = el("span", "elapsed", duration(c.elapsed_ms));
-  if (c.column === "running" && c.started_at_ms) elapsed.dataset.since = c.started_at_ms;
-  meta2.appendChild(elapsed);
-  meta2.appendChild(el("span", "cost", money(c.cost_usd)));
-  if (c.risk_score != null && c.column === "held") meta2.appendChild(el("span", "risk", "risk " + c.risk_score));
-  a.appendChild(meta2);
+  a.innerHTML = cardInner(c);
 }
 
 function columnOf(name) { return document.querySelector(`.column[data-column="${name}"] .cards`); }
@@ -102,7 +114,8 @@ function same(a, b) {
   return plain(a) === plain(b);
 }
 
-// A card new or changed: placed at the top of its column (newest first).
+// A card new or changed: placed in its column by submission time (newest first). Whether
+// it entered a column.
 function upsert(c) {
   board.cards.set(c.task_id, c);
   let node = board.nodes.get(c.task_id);
@@ -112,13 +125,29 @@ function upsert(c) {
   } else {
     const moved = node.dataset.column !== c.column;
     fillCard(node, c);
-    if (!moved) return;
+    if (!moved) return false;
   }
   const column = columnOf(c.column);
   const after = [...column.children].find((n) => (board.cards.get(n.dataset.task) || {}).submitted_at_ms < c.submitted_at_ms);
   column.insertBefore(node, after || null);
-  counts();
-  refreshStatsSoon();
+  return true;
+}
+
+// Cards from the stream are drawn once per frame, however many came: a burst of changes
+// (many workers finishing at once) costs one layout, not one per card.
+function queueCard(c) {
+  board.pending.set(c.task_id, c);
+  if (!board.frame) board.frame = requestAnimationFrame(drawPending);
+}
+
+function drawPending() {
+  board.frame = 0;
+  const cards = [...board.pending.values()];
+  board.pending.clear();
+  let moved = false;
+  for (const c of cards) moved = upsert(c) || moved;
+  if (moved) counts();
+  if (cards.length) refreshStatsSoon();
 }
 
 function fillSelect(select, values) {
@@ -131,31 +160,46 @@ function fillSelect(select, values) {
 
 async function loadBoard() {
   const started = performance.now();
-  const { ok, status, body } = await api("/v1/board?" + filters());
+  // The stream that follows starts from this very board (`snapshot`), not from nothing.
+  if (board.stream) { board.stream.abort(); board.stream = null; }
+  const query = filters();
+  query.set("snapshot", "1");
+  const { ok, status, body } = await api("/v1/board?" + query);
+  const received = performance.now();
   if (!ok) { $("board-note").textContent = "board: " + status + " " + ((body && body.message) || ""); return; }
   fillSelect($("f-repo"), body.facets.repos);
   fillSelect($("f-provider"), body.facets.providers);
   fillSelect($("f-worker"), body.facets.workers);
   board.cards.clear();
   board.nodes.clear();
-  const parts = Object.fromEntries(COLUMNS.map((c) => [c, document.createDocumentFragment()]));
+  board.pending.clear();
+  const parts = Object.fromEntries(COLUMNS.map((c) => [c, []]));
   for (const c of body.cards) {
     board.cards.set(c.task_id, c);
-    const node = cardNode(c);
-    board.nodes.set(c.task_id, node);
-    parts[c.column].appendChild(node);
+    (parts[c.column] || parts.failed).push(cardHtml(c));
   }
-  for (const name of COLUMNS) columnOf(name).replaceChildren(parts[name]);
+  for (const name of COLUMNS) {
+    const column = columnOf(name);
+    column.innerHTML = parts[name].join("");
+    for (const node of column.children) board.nodes.set(node.dataset.task, node);
+  }
   counts();
   charts(body.stats);
   const repos = $("s-repos");
   repos.textContent = "";
   for (const r of body.facets.repos) repos.appendChild(el("option")).value = r;
   $("board-note").textContent = (body.problems || []).join("; ") + (body.queue ? "" : " (no queue: local tasks only)");
-  // Read by the e2e bench: the time from the request to cards on the page.
-  document.body.dataset.boardMs = String(Math.round(performance.now() - started));
+  // Read by the e2e bench: the time from the request to cards on the page, and where the
+  // time since the navigation went (the script started, the request sent, the answer's
+  // first and last byte, the answer parsed, the cards drawn).
+  const drawn = performance.now();
+  const timing = performance.getEntriesByType("resource").filter((e) => e.name.includes("/v1/board?")).pop() || {};
+  document.body.dataset.boardMs = String(Math.round(drawn - started));
+  document.body.dataset.boardTimes = JSON.stringify({
+    script: boardScriptAt, request: started, first_byte: timing.responseStart, last_byte: timing.responseEnd, response: received, drawn,
+  }, (_, v) => typeof v === "number" ? Math.round(v) : v);
   document.body.dataset.boardCards = String(body.cards.length);
-  followBoard(body.queue);
+  followBoard(body.queue, body.snapshot);
 }
 
 function refreshStatsSoon() {
@@ -166,25 +210,30 @@ function refreshStatsSoon() {
   }, 1500);
 }
 
-// The board live: each changed card comes as one `card` message.
-async function followBoard(hasQueue) {
+// The board live: each changed card comes as one `card` message. `snapshot` (from the
+// board's answer) has the server start from the cards the page holds; a reconnection
+// starts from nothing, and the cards the page holds already are skipped below.
+async function followBoard(hasQueue, snapshot) {
   if (board.stream) board.stream.abort();
   if (!hasQueue) { $("board-live").textContent = ""; return; }
   const controller = new AbortController();
   board.stream = controller;
   while (!controller.signal.aborted) {
     try {
-      const res = await fetch("/v1/board/events?" + filters(), { headers: headers(false), signal: controller.signal });
+      const query = filters();
+      if (snapshot) query.set("from", snapshot);
+      snapshot = null;
+      const res = await fetch("/v1/board/events?" + query, { headers: headers(false), signal: controller.signal });
       if (!res.ok) { $("board-live").textContent = "not live: " + res.status; return; }
       $("board-live").textContent = "● live";
       await readEvents(res, ({ event, data }) => {
         if (event === "card" && data) {
           const c = JSON.parse(data);
-          // The stream's first messages are the cards the page has already drawn.
-          const known = board.cards.get(c.task_id);
+          // After a reconnection, the stream's first messages are the cards the page has.
+          const known = board.pending.get(c.task_id) || board.cards.get(c.task_id);
           if (known && same(known, c)) return controller.signal.aborted;
           c.received_at = performance.now();
-          upsert(c);
+          queueCard(c);
           board.history.push(c.task_id + " " + c.column);
           document.body.dataset.lastCard = c.task_id + " " + c.column + " " + (c.stage || "");
         }
@@ -225,7 +274,9 @@ function bars(title, pairs, format) {
     const rect = svgEl("rect", { x: i * w + 3, y: h - bh, width: w - 6, height: bh, tabindex: 0 });
     rect.appendChild(svgEl("title", {}, label + ": " + format(value)));
     svg.appendChild(rect);
-    svg.appendChild(svgEl("text", { x: i * w + 2, y: h + 11 }, String(label).slice(-8)));
+    // A day ("2026-11-27") shown as "26-11-27"; a word whole.
+    const text = String(label);
+    svg.appendChild(svgEl("text", { x: i * w + 2, y: h + 11 }, text.length > 9 ? text.slice(-8) : text));
   });
   box.appendChild(svg);
   return box;
@@ -335,6 +386,7 @@ function renderTask(d) {
   prompt.appendChild(el("pre", "log", d.prompt || ""));
   root.appendChild(prompt);
   if (d.error) root.appendChild(el("div", "error", d.error));
+  if (!share && c.source === "queue" && (c.column === "queued" || c.column === "running")) root.appendChild(cancelBox(c.task_id));
 
   if (c.column === "held" && !share) root.appendChild(approvalBox(d));
   else if (d.approval && d.approval.decided_by) {
@@ -401,6 +453,27 @@ function renderTask(d) {
     diff.appendChild(file);
   }
   if (!share && c.source === "queue") root.appendChild(shareBox(c.task_id));
+}
+
+// A queued task ends at once; a running one is stopped by its worker, on whichever machine.
+function cancelBox(id) {
+  const box = el("div", "toolbar");
+  const button = el("button", "", "Cancel this task");
+  button.id = "t-cancel";
+  const answer = el("span", "decided");
+  answer.id = "t-cancel-answer";
+  answer.setAttribute("role", "status");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    const res = await api("/v1/tasks/" + encodeURIComponent(id), { method: "DELETE" });
+    if (res.ok) answer.textContent = "Cancelled" + (res.status === 202 ? " — its worker is stopping it." : ".");
+    else {
+      answer.textContent = "Could not cancel: " + ((res.body && res.body.message) || res.status);
+      button.disabled = false;
+    }
+  });
+  box.append(button, " ", answer);
+  return box;
 }
 
 function approvalBox(d) {

@@ -10,4 +10,5 @@ pub mod detail;
 pub mod diff;
 pub mod local;
 pub mod share;
+pub mod snapshots;
 pub mod stats;

@@ -27,7 +27,8 @@ use super::events::EventsQuery;
 use super::tasks::queue_error;
 use crate::cmd::queue::approvals::approval_json;
 use crate::config_load::load_config;
-use crate::serve::board::card::{Card, Filter, local_card, queue_card};
+use crate::serve::board::card::{Card, Filter, Source, local_card, queue_card};
+use crate::serve::board::snapshots::{Snapshot, comparable};
 use crate::serve::board::{detail, diff, local, share, stats};
 use crate::serve::error::ApiError;
 use crate::serve::state::Shared;
@@ -92,10 +93,22 @@ pub struct BoardQuery {
     #[serde(flatten)]
     pub filter: Filter,
     pub limit: Option<u32>,
+    /// `1`: keep what this answer holds for the page's live stream (`snapshot` in the
+    /// answer, `from=` of `GET /v1/board/events`).
+    pub snapshot: Option<u8>,
 }
 
 /// What a reader knows of a running task's events: the last seq read and its last stage.
 pub(crate) type StageCache = HashMap<String, (u64, Option<Value>)>;
+
+/// What `GET /v1/board` keeps between requests: the running tasks' events read so far, and
+/// the queue's change counter read before they were. While the counter stays, no event was
+/// stored (every stored event moves it), so none is read again.
+#[derive(Debug, Default)]
+pub struct BoardStages {
+    pub counter: Option<u64>,
+    pub stages: StageCache,
+}
 
 /// A running task, the last seq read of its events and its last stage.
 type Running = (TaskId, u64, Option<Value>);
@@ -105,10 +118,13 @@ const READ_AT_ONCE: usize = 16;
 
 /// The queue's cards: its newest `limit` tasks, the running ones with their last stage
 /// (read after what `stages` already holds, several at once, and remembered there).
+/// `new_events: false` (no event stored since `stages` was filled) reads the events only of
+/// a running task `stages` does not hold.
 pub(super) async fn queue_cards(
     queue: &dyn TaskQueue,
     limit: u32,
     stages: &mut StageCache,
+    new_events: bool,
 ) -> Result<Vec<Card>, ApiError> {
     use futures::StreamExt;
     let tasks = queue.tasks(limit).await.map_err(queue_error)?;
@@ -129,6 +145,7 @@ pub(super) async fn queue_cards(
     let running: Vec<Running> = tasks
         .iter()
         .filter(|t| !t.state.is_final() && t.attempts > 0)
+        .filter(|t| new_events || !stages.contains_key(t.task_id.as_str()))
         .map(|t| {
             let (after, stage) = stages.get(t.task_id.as_str()).cloned().unwrap_or((0, None));
             (t.task_id.clone(), after, stage)
@@ -173,10 +190,24 @@ pub async fn board(
     Query(query): Query<BoardQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let limit = query.limit.unwrap_or(1_000).min(MAX_CARDS);
+    let mut snapshot = None;
     let mut cards = match &state.queue {
         Some(queue) => {
-            let mut stages = state.board_stages.lock().await;
-            queue_cards(&**queue, limit, &mut stages).await?
+            // The counter before the read (a wait of 0 ms returns it): a change after it
+            // is seen by the next request and wakes the page's stream at once.
+            let counter = queue.wait_for_changes(0, 0).await.ok();
+            let mut known = state.board_stages.lock().await;
+            let new_events = counter.is_none() || known.counter != counter;
+            let cards = queue_cards(&**queue, limit, &mut known.stages, new_events).await?;
+            known.counter = counter;
+            snapshot = counter
+                .filter(|_| query.snapshot == Some(1))
+                .map(|counter| Snapshot {
+                    counter,
+                    cards: HashMap::new(),
+                    stages: known.stages.clone(),
+                });
+            cards
         }
         None => Vec::new(),
     };
@@ -199,13 +230,29 @@ pub async fn board(
         .filter(|c| query.filter.keeps(c))
         .take(limit as usize)
         .collect();
-    Ok(Json(json!({
+    let snapshot = snapshot.map(|mut snapshot| {
+        snapshot.cards = shown
+            .iter()
+            .filter(|c| c.source == Source::Queue)
+            .map(|c| (c.task_id.clone(), comparable(c)))
+            .collect();
+        state
+            .board_snapshots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keep(snapshot)
+    });
+    let mut body = json!({
         "queue": state.queue.is_some(),
         "facets": facets,
         "stats": stats::stats(&shown),
         "cards": shown,
         "problems": problems,
-    })))
+    });
+    if let Some(id) = snapshot {
+        body["snapshot"] = json!(id);
+    }
+    Ok(Json(body))
 }
 
 /// The diff of a delivered commit in a repository on this machine inside the roots, or

@@ -23,6 +23,7 @@ use serde_json::json;
 use super::board::{StageCache, queue_cards};
 use super::events::KEEP_ALIVE;
 use crate::serve::board::card::{Card, Filter};
+use crate::serve::board::snapshots::comparable;
 use crate::serve::error::ApiError;
 use crate::serve::state::{Shared, StreamGuard};
 
@@ -37,6 +38,9 @@ pub struct BoardEventsQuery {
     #[serde(flatten)]
     pub filter: Filter,
     pub limit: Option<u32>,
+    /// The `snapshot` of the page's `GET /v1/board`: the stream starts from the cards the
+    /// page holds and sends what changed since (else every card first).
+    pub from: Option<String>,
 }
 
 struct Watch {
@@ -68,16 +72,13 @@ impl Watch {
                     return Some(Event::default().event("error").data(data.to_string()));
                 }
             }
-            match queue_cards(&*queue, self.limit, &mut self.stages).await {
+            match queue_cards(&*queue, self.limit, &mut self.stages, true).await {
                 Ok(cards) => {
                     // Oldest first out of `pending` (it is popped from the end).
                     for card in cards.into_iter().filter(|c| self.filter.keeps(c)) {
                         // The elapsed time of a running task changes every tick; the page
                         // counts it on by itself.
-                        let seen = Card {
-                            elapsed_ms: None,
-                            ..card.clone()
-                        };
+                        let seen = comparable(&card);
                         if self.sent.get(&card.task_id) != Some(&seen) {
                             let data = serde_json::to_string(&card).unwrap_or_else(|_| "{}".into());
                             self.pending.push(Event::default().event("card").data(data));
@@ -105,13 +106,24 @@ pub async fn board_events(
             "no task queue: the board is live with serve --queue URL",
         ));
     }
+    let snapshot = query
+        .from
+        .as_deref()
+        .and_then(|id| {
+            state
+                .board_snapshots
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take(id)
+        })
+        .unwrap_or_default();
     let watch = Watch {
         filter: query.filter,
         limit: query.limit.unwrap_or(1_000).min(5_000),
-        sent: HashMap::new(),
-        stages: StageCache::new(),
+        sent: snapshot.cards,
+        stages: snapshot.stages,
         pending: Vec::new(),
-        seen: 0,
+        seen: snapshot.counter,
         _guard: state.http.stream_opened(),
         state,
     };

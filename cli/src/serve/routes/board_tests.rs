@@ -504,3 +504,96 @@ async fn a_task_run_locally_is_on_the_board_beside_the_queues() {
     assert_eq!(detail["card"]["source"], "local");
     assert_eq!(detail["risk"]["score"], 7);
 }
+
+/// The first `card` message of the board's stream at `path` (the data of its block).
+async fn first_card(base: &str, path: &str) -> Value {
+    let mut response = reqwest::Client::new()
+        .get(format!("{base}{path}"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut text = String::new();
+    // A guard against a stream that never sends, not a measure.
+    let read = async {
+        loop {
+            let chunk = response.chunk().await.unwrap().unwrap();
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            if let Some(block) = text.split("\n\n").find(|b| b.contains("event: card")) {
+                let data = block
+                    .lines()
+                    .find_map(|l| l.strip_prefix("data: "))
+                    .unwrap();
+                return serde_json::from_str::<Value>(data).unwrap();
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), read)
+        .await
+        .expect("a card message")
+}
+
+#[tokio::test]
+async fn the_live_stream_starts_from_the_board_the_page_received() {
+    let server = start().await;
+    five(&server.queue).await;
+    let (_, plain) = get(&server, "/v1/board").await;
+    assert!(
+        plain.get("snapshot").is_none(),
+        "kept only when asked: {plain}"
+    );
+    let (_, board) = get(&server, "/v1/board?snapshot=1").await;
+    let from = board["snapshot"].as_str().unwrap().to_owned();
+    // A stream from the snapshot sends what changed after it, not the five cards again.
+    let stream = tokio::spawn({
+        let (base, path) = (server.base.clone(), format!("/v1/board/events?from={from}"));
+        async move { first_card(&base, &path).await }
+    });
+    task(&server.queue, "q-new", "codex", None).await;
+    let card = stream.await.unwrap();
+    assert_eq!(card["task_id"], "q-new", "{card}");
+    assert_eq!(card["column"], "queued", "{card}");
+
+    // The snapshot is taken once: a second stream from it (a reconnection) and a stream
+    // without one start from every card.
+    let again = first_card(&server.base, &format!("/v1/board/events?from={from}")).await;
+    assert_ne!(
+        again["task_id"], "q-new",
+        "every card first, newest last: {again}"
+    );
+    let fresh = first_card(&server.base, "/v1/board/events").await;
+    assert_eq!(fresh["task_id"], again["task_id"]);
+}
+
+#[tokio::test]
+async fn a_stage_stored_between_two_reads_of_the_board_is_on_the_second() {
+    let server = start().await;
+    five(&server.queue).await;
+    let stage = |board: &Value| {
+        board["cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["task_id"] == "q-running")
+            .map(|c| c["stage"].clone())
+            .unwrap()
+    };
+    let (_, first) = get(&server, "/v1/board").await;
+    assert_eq!(stage(&first), "validation");
+    // Nothing stored since: the same stage (its events not read again).
+    let (_, same) = get(&server, "/v1/board").await;
+    assert_eq!(stage(&same), "validation");
+    let running = TaskId::new("q-running").unwrap();
+    server
+        .queue
+        .append_event(
+            &running,
+            "stage",
+            &json!({"stage": "review", "detail": "", "elapsed_ms": 12, "cost_usd": 0.3}),
+        )
+        .await
+        .unwrap();
+    let (_, second) = get(&server, "/v1/board").await;
+    assert_eq!(stage(&second), "review", "{second}");
+}
