@@ -267,16 +267,17 @@ function svgEl(tag, attrs, text) {
 function bars(title, pairs, format) {
   const box = el("div", "chart");
   box.appendChild(el("h3", "", title));
-  const w = 46, h = 60, max = Math.max(1e-9, ...pairs.map((p) => p[1]));
+  // A day ("2026-11-27") shown as "26-11-27"; a word whole, its column as wide as it.
+  const shown = (label) => { const t = String(label); return t.length > 9 ? t.slice(-8) : t; };
+  const w = Math.max(46, ...pairs.map((p) => shown(p[0]).length * 6 + 8));
+  const h = 60, max = Math.max(1e-9, ...pairs.map((p) => p[1]));
   const svg = svgEl("svg", { width: Math.max(60, pairs.length * w), height: h + 14, role: "img", "aria-label": title });
   pairs.forEach(([label, value], i) => {
     const bh = Math.max(1, (value / max) * h);
     const rect = svgEl("rect", { x: i * w + 3, y: h - bh, width: w - 6, height: bh, tabindex: 0 });
     rect.appendChild(svgEl("title", {}, label + ": " + format(value)));
     svg.appendChild(rect);
-    // A day ("2026-11-27") shown as "26-11-27"; a word whole.
-    const text = String(label);
-    svg.appendChild(svgEl("text", { x: i * w + 2, y: h + 11 }, text.length > 9 ? text.slice(-8) : text));
+    svg.appendChild(svgEl("text", { x: i * w + w / 2, y: h + 11, "text-anchor": "middle" }, shown(label)));
   });
   box.appendChild(svg);
   return box;
