@@ -7,11 +7,12 @@ use forge_domain::sandbox::FsFacts;
 /// The store and queue database files forge keeps in a checkout's `.forgecode/`.
 const FORGE_DB_FILES: &[&str] = &["forge.db", "forge.db-wal", "forge.db-shm"];
 
-/// The facts for a run of `program` in `work_tree`; `cli_home` is the `HOME` the
-/// invocation sets, if any.
+/// The facts for a run of `program` in `work_tree`; `also_runs` is another program the
+/// sandbox starts (the egress bridge); `cli_home` is the `HOME` the invocation sets, if any.
 pub fn gather(
     work_tree: &Path,
     program: &Path,
+    also_runs: Option<&Path>,
     home: Option<PathBuf>,
     cli_home: Option<PathBuf>,
     forge_private: &[PathBuf],
@@ -38,8 +39,9 @@ pub fn gather(
             add(root);
         }
     }
-    if let Ok(exe) = std::env::current_exe() {
-        if let Some(dir) = exe.parent() {
+    let exe = std::env::current_exe().ok();
+    for other in exe.as_deref().into_iter().chain(also_runs) {
+        if let Some(dir) = other.parent() {
             add(dir);
         }
     }
@@ -98,10 +100,19 @@ mod tests {
         let tree = root.join("wt");
         std::fs::create_dir_all(&tree).unwrap();
         std::fs::write(tree.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
-        let facts = gather(&tree, Path::new("/usr/bin/claude"), None, None, &[]);
+        let bridge = root.join("target/debug/forge-code-agent");
+        let facts = gather(
+            &tree,
+            Path::new("/usr/bin/claude"),
+            Some(&bridge),
+            None,
+            None,
+            &[],
+        );
         assert!(facts.reads.contains(&gitdir));
         assert!(facts.reads.contains(&common));
         assert!(facts.reads.contains(&PathBuf::from("/usr/bin")));
+        assert!(facts.reads.contains(&root.join("target/debug")));
         assert!(
             facts
                 .forge_private

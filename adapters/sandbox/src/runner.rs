@@ -166,15 +166,6 @@ impl SandboxedRunner {
             .home
             .clone()
             .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
-        let facts = gather(
-            &confinement.work_tree,
-            &program,
-            home,
-            invocation.env.set.get("HOME").map(PathBuf::from),
-            &self.config.forge_private,
-        );
-        let mut mounts = fs_plan(&confinement, &facts);
-        let watch = MissingProtected::before(&confinement);
         let (egress, cli_args) = match &self.network {
             Some(network) => {
                 let plan = crate::net::plan(
@@ -187,6 +178,22 @@ impl SandboxedRunner {
             }
             None => (None, Vec::new()),
         };
+        // The bridge is a program the sandbox runs too (forge itself, or the forge beside a
+        // program built on its library): visible wherever it lies, under /tmp included.
+        let bridge = egress
+            .as_ref()
+            .and_then(|e| e.bridge_args().into_iter().next())
+            .map(PathBuf::from);
+        let facts = gather(
+            &confinement.work_tree,
+            &program,
+            bridge.as_deref(),
+            home,
+            invocation.env.set.get("HOME").map(PathBuf::from),
+            &self.config.forge_private,
+        );
+        let mut mounts = fs_plan(&confinement, &facts);
+        let watch = MissingProtected::before(&confinement);
         if let Some(egress) = &egress {
             mounts.push(forge_domain::sandbox::Mount::Writable(egress.socket_dir()));
         }
