@@ -12,7 +12,6 @@
 //!    queue 50 ms apart (as a worker stores them); for each, the page's receipt time minus
 //!    the event's stored time (one machine, one clock), p50 and p90. Target p50 ≤ 100 ms.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -60,7 +59,7 @@ fn serve(suite: &Suite, url: &str, home: &Path) -> anyhow::Result<(Server, Strin
     std::fs::write(home.join("forge-config.toml"), "")?;
     let binary =
         std::env::var_os("FORGE_BENCH_BINARY").map_or_else(|| suite.forge.clone(), Into::into);
-    let mut child = Command::new(binary)
+    let child = Command::new(binary)
         .args(["serve", "--addr", "127.0.0.1:0", "--queue", url])
         .env("HOME", home)
         .env("FORGE_CONFIG", home.join("forge-config.toml"))
@@ -70,14 +69,9 @@ fn serve(suite: &Suite, url: &str, home: &Path) -> anyhow::Result<(Server, Strin
         .stderr(Stdio::null())
         .spawn()
         .context("starting serve --queue")?;
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut line)?;
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .with_context(|| format!("serve's first line: {line:?}"))?
-        .to_owned();
-    Ok((Server(child), base))
+    let mut server = Server(child);
+    let base = crate::e2e::listening_on(&mut server.0)?;
+    Ok((server, base))
 }
 
 fn report(id: &str, status: &str, held: bool) -> Value {

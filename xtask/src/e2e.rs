@@ -41,6 +41,7 @@ mod sandbox_task;
 mod scenarios;
 mod select;
 mod server;
+pub(crate) use server::listening_on;
 mod summary;
 pub mod task;
 pub mod warm;

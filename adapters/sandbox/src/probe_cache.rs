@@ -17,7 +17,7 @@ const HEADER: &str = "forge sandbox probe v1";
 /// a process; `None` when bubblewrap's file cannot be read.
 pub fn machine_key(bwrap: &Path, env: &Path) -> Option<String> {
     let mut parts = vec![file_key(bwrap)?, file_key(env)?];
-    parts.push(format!("uid {}", nix_uid()));
+    parts.push(format!("uid {}", effective_uid()));
     for path in [
         "/proc/sys/kernel/random/boot_id",
         "/proc/sys/user/max_user_namespaces",
@@ -44,7 +44,7 @@ fn file_key(path: &Path) -> Option<String> {
     ))
 }
 
-fn nix_uid() -> u32 {
+fn effective_uid() -> u32 {
     // The effective user decides what bubblewrap may do (root needs no user namespace).
     std::fs::metadata("/proc/self")
         .map(|m| m.uid())

@@ -2,7 +2,6 @@
 //! POST a run, read its SSE events to the result, cancel by DELETE and by disconnect (the
 //! process group gone, the bundle complete), and time POST → first SSE event.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -60,17 +59,15 @@ impl Serve {
         isolate_env(&mut command, suite);
         command.envs(process_env.iter().map(|(k, v)| (k, v)));
         let mut child = command.spawn().context("starting forge-code-agent serve")?;
-        let stdout = child.stdout.take().context("serve: no stdout")?;
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line)?;
-        let Some(base) = line.trim().strip_prefix("listening on ") else {
-            let _ = child.kill();
-            bail!("serve: unexpected first line {line:?}");
+        let base = match super::server::listening_on(&mut child) {
+            Ok(base) => base,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
         };
-        Ok(Self {
-            base: base.to_owned(),
-            child,
-        })
+        Ok(Self { base, child })
     }
 
     pub fn url(&self, path: &str) -> String {

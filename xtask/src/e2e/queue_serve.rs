@@ -6,7 +6,6 @@
 //! events (its session, tool calls, answer), `finished`, then the final task with its
 //! validated report — and read again from `Last-Event-ID: 2`.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -160,13 +159,7 @@ fn spawn_serve(
             .spawn()
             .context("starting serve --queue")?,
     );
-    let mut line = String::new();
-    BufReader::new(serve.0.stdout.take().context("serve's stdout")?).read_line(&mut line)?;
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .with_context(|| format!("serve's first line: {line:?}"))?
-        .to_owned();
+    let base = super::server::listening_on(&mut serve.0)?;
     Ok((serve, base))
 }
 

@@ -77,3 +77,15 @@ impl Drop for ServerProcess {
         let _ = self.child.wait();
     }
 }
+
+/// The base URL `forge-code-agent serve` prints on its first line (`listening on URL`); its
+/// stdout is taken. The caller owns the child (and kills it on an error).
+pub(crate) fn listening_on(child: &mut Child) -> anyhow::Result<String> {
+    let stdout = child.stdout.take().context("serve's stdout is not piped")?;
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line)?;
+    line.trim()
+        .strip_prefix("listening on ")
+        .map(str::to_owned)
+        .with_context(|| format!("serve's first line: {line:?}"))
+}

@@ -13,7 +13,6 @@
 //! `target/e2e/work/web/web_volume/board_volume.png`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -139,13 +138,7 @@ pub fn volume(suite: &Suite, root: &Path) -> anyhow::Result<()> {
             .spawn()
             .context("starting serve --queue sqlite://…")?,
     );
-    let mut line = String::new();
-    BufReader::new(serve.0.stdout.take().context("serve's stdout")?).read_line(&mut line)?;
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .with_context(|| format!("serve's first line: {line:?}"))?
-        .to_owned();
+    let base = super::server::listening_on(&mut serve.0)?;
     let mut workers = Vec::new();
     for name in ["a", "b"] {
         let home = dir.join(format!("machine-{name}"));
