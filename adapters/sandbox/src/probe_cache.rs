@@ -63,13 +63,15 @@ pub fn write(file: &Path, key: &str, version: &str) {
     let Some(dir) = file.parent() else {
         return;
     };
-    let temp = dir.join(format!(".sandbox-probe-{}", std::process::id()));
     let result = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&temp, format!("{HEADER}\n{key}\n{version}\n")))
-        // A rename: a concurrent reader sees the old file or the new one, never half.
-        .and_then(|()| std::fs::rename(&temp, file));
+        .and_then(|()| tempfile::NamedTempFile::new_in(dir))
+        .and_then(|mut temp| {
+            use std::io::Write as _;
+            write!(temp, "{HEADER}\n{key}\n{version}\n")?;
+            // A rename: a concurrent reader sees the old file or the new one, never half.
+            temp.persist(file).map(drop).map_err(|e| e.error)
+        });
     if let Err(err) = result {
-        let _ = std::fs::remove_file(&temp);
         tracing::debug!(file = %file.display(), %err, "sandbox probe not kept");
     }
 }
