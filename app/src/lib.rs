@@ -11,6 +11,7 @@ pub mod command_tool;
 pub mod config;
 pub mod confine;
 pub mod delivery;
+pub mod doctor;
 pub mod execution;
 pub mod from_config;
 pub mod handle;
