@@ -20,6 +20,7 @@ pub mod queue;
 mod rate_limit;
 pub mod registry;
 pub mod review;
+mod run_plan;
 pub mod runtime;
 pub mod tap;
 pub mod task;
