@@ -43,7 +43,7 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
-pub use queue::TaskQueue;
+pub use queue::{QueueApprovals, TaskQueue};
 pub use repomap::{RepoMapper, RepoTags};
 pub use session::{AgentSession, LaterStep, SessionServices, SessionStep, StdinWriter};
 pub use share::ShareLinks;
