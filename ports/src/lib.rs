@@ -44,7 +44,7 @@ pub use provider::{
     Capabilities, Decoder, Detection, EnvSnapshot, InvocationContext, LineShape, Provider,
     ProviderSettings, ResultPieces,
 };
-pub use queue::TaskQueue;
+pub use queue::{QueueApprovals, TaskQueue};
 pub use repomap::{RepoMapper, RepoTags};
 pub use sandbox::{EgressSession, NetworkConfinement, SandboxDescription, SandboxNetwork};
 pub use session::{AgentSession, LaterStep, SessionServices, SessionStep, StdinWriter};

@@ -154,6 +154,72 @@ pub trait TaskQueue: Send + Sync {
     /// [`ForgeError::Io`] when the queue cannot be reached (the caller backs off and retries).
     async fn wait_for_work(&self, timeout_ms: u64) -> Result<(), ForgeError>;
 
+    /// Where the queue keeps its approvals (beside its tasks): the adapter's
+    /// [`QueueApprovals`], which the approval methods below hand on to.
+    fn approval_store(&self) -> &dyn QueueApprovals;
+
+    /// Records the approval a finished task's held change waits for (see
+    /// [`QueueApprovals::record`]).
+    ///
+    /// # Errors
+    /// As [`QueueApprovals::record`].
+    async fn record_approval(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError> {
+        self.approval_store().record(approval).await
+    }
+
+    /// The approvals, oldest first: pending ones only unless `all`.
+    ///
+    /// # Errors
+    /// As [`QueueApprovals::list`].
+    async fn approvals(&self, all: bool) -> Result<Vec<QueueApproval>, ForgeError> {
+        self.approval_store().list(all).await
+    }
+
+    /// One approval, `None` when there is none.
+    ///
+    /// # Errors
+    /// As [`QueueApprovals::get`].
+    async fn approval(&self, id: &ApprovalId) -> Result<Option<QueueApproval>, ForgeError> {
+        self.approval_store().get(id).await
+    }
+
+    /// Decides a pending approval, once across every machine (see [`QueueApprovals::decide`]).
+    ///
+    /// # Errors
+    /// As [`QueueApprovals::decide`].
+    async fn decide_approval(
+        &self,
+        id: &ApprovalId,
+        decision: &QueueDecision,
+    ) -> Result<Option<Decided>, ForgeError> {
+        self.approval_store().decide(id, decision).await
+    }
+
+    /// The approvals `holder` holds that are decided and not carried out yet.
+    ///
+    /// # Errors
+    /// As [`QueueApprovals::decided`].
+    async fn decided_approvals(&self, holder: &str) -> Result<Vec<QueueApproval>, ForgeError> {
+        self.approval_store().decided(holder).await
+    }
+
+    /// Records what carrying the decision out came to, once.
+    ///
+    /// # Errors
+    /// As [`QueueApprovals::record_outcome`].
+    async fn record_approval_outcome(
+        &self,
+        id: &ApprovalId,
+        outcome: &ApprovalOutcome,
+    ) -> Result<bool, ForgeError> {
+        self.approval_store().record_outcome(id, outcome).await
+    }
+}
+
+/// The approvals a queue keeps beside its tasks, one per task: each adapter implements it
+/// in its own module; [`TaskQueue`] reaches it through [`TaskQueue::approval_store`].
+#[async_trait]
+pub trait QueueApprovals: Send + Sync {
     /// Records the approval a finished task's held change waits for, one per task: while it
     /// is pending a later record replaces it (the task re-ran on another worker, whose
     /// change is the one that exists now); once decided, a record changes nothing. Returns
@@ -162,19 +228,19 @@ pub trait TaskQueue: Send + Sync {
     /// # Errors
     /// [`ForgeError::InvalidRequest`] when there is no such task; [`ForgeError::Io`] when
     /// the queue cannot be reached or written.
-    async fn record_approval(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError>;
+    async fn record(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError>;
 
     /// The approvals, oldest first: pending ones only unless `all`.
     ///
     /// # Errors
     /// [`ForgeError::Io`] when the queue cannot be reached or read.
-    async fn approvals(&self, all: bool) -> Result<Vec<QueueApproval>, ForgeError>;
+    async fn list(&self, all: bool) -> Result<Vec<QueueApproval>, ForgeError>;
 
     /// One approval, `None` when there is none.
     ///
     /// # Errors
     /// [`ForgeError::Io`] when the queue cannot be reached or read.
-    async fn approval(&self, id: &ApprovalId) -> Result<Option<QueueApproval>, ForgeError>;
+    async fn get(&self, id: &ApprovalId) -> Result<Option<QueueApproval>, ForgeError>;
 
     /// Decides a pending approval, once across every machine: the first decision stands
     /// (one conditional write), a later one changes nothing and gets
@@ -183,7 +249,7 @@ pub trait TaskQueue: Send + Sync {
     ///
     /// # Errors
     /// [`ForgeError::Io`] when the queue cannot be reached or written.
-    async fn decide_approval(
+    async fn decide(
         &self,
         id: &ApprovalId,
         decision: &QueueDecision,
@@ -194,14 +260,14 @@ pub trait TaskQueue: Send + Sync {
     ///
     /// # Errors
     /// [`ForgeError::Io`] when the queue cannot be reached or read.
-    async fn decided_approvals(&self, holder: &str) -> Result<Vec<QueueApproval>, ForgeError>;
+    async fn decided(&self, holder: &str) -> Result<Vec<QueueApproval>, ForgeError>;
 
     /// Records what carrying the decision out came to, once: `false` (nothing written)
     /// when the approval is pending, already has an outcome, or does not exist.
     ///
     /// # Errors
     /// [`ForgeError::Io`] when the queue cannot be reached or written.
-    async fn record_approval_outcome(
+    async fn record_outcome(
         &self,
         id: &ApprovalId,
         outcome: &ApprovalOutcome,

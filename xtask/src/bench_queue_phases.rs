@@ -152,6 +152,10 @@ impl TaskQueue for TimedQueue {
         self.inner.wait_for_changes(seen, timeout_ms).await
     }
 
+    fn approval_store(&self) -> &dyn forge_ports::QueueApprovals {
+        self.inner.approval_store()
+    }
+
     async fn record_approval(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError> {
         self.inner.record_approval(approval).await
     }

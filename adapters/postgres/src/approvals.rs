@@ -1,14 +1,14 @@
-//! The queue's approvals on PostgreSQL (`queue_approvals`): the [`TaskQueue`] methods on
+//! The queue's approvals on PostgreSQL (`queue_approvals`): the [`QueueApprovals`] port on
 //! held changes, each one statement. A decision is one conditional UPDATE (the loser's
 //! changes nothing) that also sends `NOTIFY forge_queue`, so an idle holding worker wakes
 //! at once to carry it out.
-//!
-//! [`TaskQueue`]: forge_ports::TaskQueue
 
+use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::delivery::{ApprovalId, ApprovalState};
 use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
 use forge_domain::task::TaskId;
+use forge_ports::QueueApprovals;
 use tokio_postgres::Row;
 
 use crate::listen::{EVENTS_CHANNEL, WORK_CHANNEL};
@@ -63,11 +63,11 @@ impl PgQueue {
     fn approvals_of(&self, rows: &[Row]) -> Result<Vec<QueueApproval>, ForgeError> {
         rows.iter().map(|r| approval_from(r, self.url())).collect()
     }
+}
 
-    pub(crate) async fn record_queue_approval(
-        &self,
-        a: &QueueApproval,
-    ) -> Result<QueueApproval, ForgeError> {
+#[async_trait]
+impl QueueApprovals for PgQueue {
+    async fn record(&self, a: &QueueApproval) -> Result<QueueApproval, ForgeError> {
         let doing = "recording an approval";
         let id = a.task_id.as_str();
         // A pending record of the task is replaced (a re-run holds the current change);
@@ -110,10 +110,7 @@ impl PgQueue {
             .ok_or_else(|| forge_domain::queue::refusal::no_such_task(id))
     }
 
-    pub(crate) async fn queue_approvals(
-        &self,
-        all: bool,
-    ) -> Result<Vec<QueueApproval>, ForgeError> {
+    async fn list(&self, all: bool) -> Result<Vec<QueueApproval>, ForgeError> {
         let sql = format!(
             "SELECT {COLUMNS} FROM queue_approvals WHERE $1 OR state = 'pending'
              ORDER BY requested_at_ms, approval_id"
@@ -122,10 +119,7 @@ impl PgQueue {
         self.approvals_of(&rows)
     }
 
-    pub(crate) async fn queue_approval(
-        &self,
-        id: &ApprovalId,
-    ) -> Result<Option<QueueApproval>, ForgeError> {
+    async fn get(&self, id: &ApprovalId) -> Result<Option<QueueApproval>, ForgeError> {
         let sql = format!("SELECT {COLUMNS} FROM queue_approvals WHERE approval_id = $1");
         let rows = self
             .query("reading an approval", &sql, &[&id.as_str()])
@@ -133,7 +127,7 @@ impl PgQueue {
         Ok(self.approvals_of(&rows)?.into_iter().next())
     }
 
-    pub(crate) async fn decide_queue_approval(
+    async fn decide(
         &self,
         id: &ApprovalId,
         d: &QueueDecision,
@@ -160,7 +154,7 @@ impl PgQueue {
                 ],
             )
             .await?;
-        Ok(self.queue_approval(id).await?.map(|a| {
+        Ok(self.get(id).await?.map(|a| {
             if decided.is_empty() {
                 Decided::Already(a)
             } else {
@@ -169,10 +163,7 @@ impl PgQueue {
         }))
     }
 
-    pub(crate) async fn decided_queue_approvals(
-        &self,
-        holder: &str,
-    ) -> Result<Vec<QueueApproval>, ForgeError> {
+    async fn decided(&self, holder: &str) -> Result<Vec<QueueApproval>, ForgeError> {
         let sql = format!(
             "SELECT {COLUMNS} FROM queue_approvals
              WHERE holder = $1 AND state <> 'pending' AND outcome IS NULL
@@ -184,7 +175,7 @@ impl PgQueue {
         self.approvals_of(&rows)
     }
 
-    pub(crate) async fn record_queue_approval_outcome(
+    async fn record_outcome(
         &self,
         id: &ApprovalId,
         outcome: &ApprovalOutcome,

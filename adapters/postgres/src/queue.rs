@@ -5,14 +5,12 @@ use std::sync::{Arc, PoisonError};
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
-use forge_domain::delivery::ApprovalId;
 use forge_domain::queue::{
     DEAD_ERROR_FORMAT, Finish, Heartbeat, NO_WORKER, QueueDelivery, QueueEvent, QueueSubmission,
     QueuedTask, TAKEN_OVER_FORMAT, refusal,
 };
-use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
 use forge_domain::task::TaskId;
-use forge_ports::TaskQueue;
+use forge_ports::{QueueApprovals, TaskQueue};
 use tokio::sync::Mutex;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
@@ -569,36 +567,8 @@ impl TaskQueue for PgQueue {
         Ok(())
     }
 
-    async fn record_approval(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError> {
-        self.record_queue_approval(approval).await
-    }
-
-    async fn approvals(&self, all: bool) -> Result<Vec<QueueApproval>, ForgeError> {
-        self.queue_approvals(all).await
-    }
-
-    async fn approval(&self, id: &ApprovalId) -> Result<Option<QueueApproval>, ForgeError> {
-        self.queue_approval(id).await
-    }
-
-    async fn decide_approval(
-        &self,
-        id: &ApprovalId,
-        decision: &QueueDecision,
-    ) -> Result<Option<Decided>, ForgeError> {
-        self.decide_queue_approval(id, decision).await
-    }
-
-    async fn decided_approvals(&self, holder: &str) -> Result<Vec<QueueApproval>, ForgeError> {
-        self.decided_queue_approvals(holder).await
-    }
-
-    async fn record_approval_outcome(
-        &self,
-        id: &ApprovalId,
-        outcome: &ApprovalOutcome,
-    ) -> Result<bool, ForgeError> {
-        self.record_queue_approval_outcome(id, outcome).await
+    fn approval_store(&self) -> &dyn QueueApprovals {
+        self
     }
 }
 

@@ -8,14 +8,12 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
-use forge_domain::delivery::ApprovalId;
 use forge_domain::queue::{
     Finish, Heartbeat, QueueDelivery, QueueEvent, QueueState, QueueSubmission, QueuedTask,
     lost_task_end, refusal, taken_over_error,
 };
-use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
 use forge_domain::task::TaskId;
-use forge_ports::TaskQueue;
+use forge_ports::{QueueApprovals, TaskQueue};
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use crate::error::{bad_row, store_error};
@@ -39,7 +37,7 @@ fn change_counter(conn: &Connection, path: &Path) -> Result<u64, ForgeError> {
     Ok((version.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ conn.total_changes()).max(1))
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -528,37 +526,8 @@ impl TaskQueue for SqliteStore {
         Ok(())
     }
 
-    async fn record_approval(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError> {
-        self.record_queue_approval(approval, now_ms()).await
-    }
-
-    async fn approvals(&self, all: bool) -> Result<Vec<QueueApproval>, ForgeError> {
-        self.queue_approvals(all).await
-    }
-
-    async fn approval(&self, id: &ApprovalId) -> Result<Option<QueueApproval>, ForgeError> {
-        self.queue_approval(id).await
-    }
-
-    async fn decide_approval(
-        &self,
-        id: &ApprovalId,
-        decision: &QueueDecision,
-    ) -> Result<Option<Decided>, ForgeError> {
-        // The holding worker's short poll sees it (no NOTIFY in SQLite).
-        self.decide_queue_approval(id, decision, now_ms()).await
-    }
-
-    async fn decided_approvals(&self, holder: &str) -> Result<Vec<QueueApproval>, ForgeError> {
-        self.decided_queue_approvals(holder).await
-    }
-
-    async fn record_approval_outcome(
-        &self,
-        id: &ApprovalId,
-        outcome: &ApprovalOutcome,
-    ) -> Result<bool, ForgeError> {
-        self.record_queue_approval_outcome(id, outcome).await
+    fn approval_store(&self) -> &dyn QueueApprovals {
+        self
     }
 }
 

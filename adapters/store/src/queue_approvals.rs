@@ -1,18 +1,18 @@
-//! The queue's approvals on the SQLite file (`queue_approvals`): the [`TaskQueue`] methods
-//! on held changes, each one IMMEDIATE transaction. A decision is one conditional UPDATE,
-//! so of two deciders the second changes nothing and is told so.
-//!
-//! [`TaskQueue`]: forge_ports::TaskQueue
+//! The queue's approvals on the SQLite file (`queue_approvals`): the [`QueueApprovals`]
+//! port on held changes, each one IMMEDIATE transaction. A decision is one conditional
+//! UPDATE, so of two deciders the second changes nothing and is told so.
 
 use std::path::Path;
 
+use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::delivery::{ApprovalId, ApprovalState};
 use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
+use forge_ports::QueueApprovals;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use crate::error::{bad_row, store_error};
-use crate::queue::require_task;
+use crate::queue::{now_ms, require_task};
 use crate::store::SqliteStore;
 
 const COLUMNS: &str = "approval_id, task_id, holder, risk_score, reasons, files, summary, push, \
@@ -119,13 +119,10 @@ fn read_where(
     raws.into_iter().map(|r| approval_of(path, r)).collect()
 }
 
-impl SqliteStore {
-    pub(crate) async fn record_queue_approval(
-        &self,
-        approval: &QueueApproval,
-        now: i64,
-    ) -> Result<QueueApproval, ForgeError> {
-        let a = approval.clone();
+#[async_trait]
+impl QueueApprovals for SqliteStore {
+    async fn record(&self, approval: &QueueApproval) -> Result<QueueApproval, ForgeError> {
+        let (a, now) = (approval.clone(), now_ms());
         self.write("recording an approval".to_owned(), move |tx, path| {
             let fail = |e: rusqlite::Error| store_error(path, "recording an approval", &e);
             let id = a.task_id.as_str();
@@ -176,10 +173,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn queue_approvals(
-        &self,
-        all: bool,
-    ) -> Result<Vec<QueueApproval>, ForgeError> {
+    async fn list(&self, all: bool) -> Result<Vec<QueueApproval>, ForgeError> {
         self.with(move |conn, path| {
             let everything = if all { "all" } else { "pending" };
             read_where(conn, path, "(?1 = 'all' OR state = 'pending')", everything)
@@ -187,21 +181,18 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn queue_approval(
-        &self,
-        id: &ApprovalId,
-    ) -> Result<Option<QueueApproval>, ForgeError> {
+    async fn get(&self, id: &ApprovalId) -> Result<Option<QueueApproval>, ForgeError> {
         let id = id.as_str().to_owned();
         self.with(move |conn, path| read(conn, path, &id)).await
     }
 
-    pub(crate) async fn decide_queue_approval(
+    async fn decide(
         &self,
         id: &ApprovalId,
         decision: &QueueDecision,
-        now: i64,
     ) -> Result<Option<Decided>, ForgeError> {
-        let (id, d) = (id.as_str().to_owned(), decision.clone());
+        // The holding worker's short poll sees it (no NOTIFY in SQLite).
+        let (id, d, now) = (id.as_str().to_owned(), decision.clone(), now_ms());
         self.write("deciding an approval".to_owned(), move |tx, path| {
             let changed = tx
                 .execute(
@@ -224,10 +215,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn decided_queue_approvals(
-        &self,
-        holder: &str,
-    ) -> Result<Vec<QueueApproval>, ForgeError> {
+    async fn decided(&self, holder: &str) -> Result<Vec<QueueApproval>, ForgeError> {
         let holder = holder.to_owned();
         self.with(move |conn, path| {
             read_where(
@@ -240,7 +228,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn record_queue_approval_outcome(
+    async fn record_outcome(
         &self,
         id: &ApprovalId,
         outcome: &ApprovalOutcome,
