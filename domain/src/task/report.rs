@@ -110,7 +110,7 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::ids::{RunId, SessionId};
     use crate::task::change::ChangeKind;
