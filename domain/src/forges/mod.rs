@@ -28,5 +28,7 @@ pub use feedback::{
 pub use followups::{DEFAULT_MAX_FOLLOWUPS, FollowupBudget, followup_budget};
 pub use mention::{DEFAULT_HANDLE, mentions, task_after_mention};
 pub use permission::{GITLAB_DEVELOPER, GithubRole, Permission, may_steer};
-pub use pull_request::{PullRequestBody, PullRequestInfo, PullRequestState, marker, render};
+pub use pull_request::{
+    PullRequestBody, PullRequestDelivery, PullRequestInfo, PullRequestState, marker, render,
+};
 pub use repo::{RepoRef, serving_forge};

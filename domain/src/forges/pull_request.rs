@@ -37,6 +37,19 @@ pub struct PullRequestInfo {
     pub draft: bool,
 }
 
+/// A task's pull request as its report keeps it: the forge's pull request once opened, why
+/// the last attempt to open or update it failed (the branch stays pushed; a retry completes
+/// it), and the issue it closes.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PullRequestDelivery {
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub opened: Option<PullRequestInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closes: Option<u64>,
+}
+
 /// The title, body and draft flag of a task's pull request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PullRequestBody {
@@ -280,6 +293,40 @@ mod tests {
         }
         // The worktree path is the worker's, not the team's.
         assert!(!body.body.contains("/repo/.forgecode/worktrees"));
+    }
+
+    #[test]
+    fn a_delivery_reads_as_the_api_shows_it() {
+        let opened = PullRequestDelivery {
+            opened: Some(PullRequestInfo {
+                url: "https://github.com/o/r/pull/7".into(),
+                number: 7,
+                state: PullRequestState::Open,
+                draft: true,
+            }),
+            error: None,
+            closes: Some(3),
+        };
+        let json = serde_json::to_string(&opened).unwrap();
+        assert_eq!(
+            json,
+            r#"{"url":"https://github.com/o/r/pull/7","number":7,"state":"open","draft":true,"closes":3}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<PullRequestDelivery>(&json).unwrap(),
+            opened
+        );
+        let failed = PullRequestDelivery {
+            opened: None,
+            error: Some("github down".into()),
+            closes: None,
+        };
+        let json = serde_json::to_string(&failed).unwrap();
+        assert_eq!(json, r#"{"error":"github down"}"#);
+        assert_eq!(
+            serde_json::from_str::<PullRequestDelivery>(&json).unwrap(),
+            failed
+        );
     }
 
     #[test]
