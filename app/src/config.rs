@@ -43,6 +43,10 @@
 //! command = ["sh", "-c", "tr a-z A-Z"]
 //! timeout_ms = 10000
 //!
+//! [forges.lab]               # a forge pull requests open on (user config only)
+//! kind = "gitlab"
+//! host = "gitlab.example.com"
+//!
 //! [review]                    # `review`'s outputs (user config or forge.toml)
 //! out_dir = "project/reviews"
 //! ```
@@ -53,6 +57,7 @@ mod effective;
 mod env;
 mod error;
 mod file;
+mod forges_file;
 mod layer;
 mod pricing;
 mod repository;
@@ -70,6 +75,7 @@ pub use effective::{EffectiveConfig, EffectiveProvider, merge};
 pub use env::env_layers;
 pub use error::ConfigError;
 pub use file::parse_file;
+pub use forges_file::{ForgesConfig, parse_forges_config, refuse_project_forges};
 pub use layer::{Layer, PartialConfig, PartialProvider};
 pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
 pub use repository::{

@@ -11,6 +11,7 @@ pub mod autoloop;
 pub mod delivery;
 pub mod error;
 pub mod event;
+pub mod forges;
 pub mod hosted_tool;
 pub mod ids;
 pub mod orphan;

@@ -128,5 +128,6 @@ pub fn outcome(id: &str, worktree: &Path, score: u8, files: &[&str]) -> TaskOutc
         sandbox_denied: Vec::new(),
         context_files: Vec::new(),
         sandbox: None,
+        pull_request: None,
     }
 }

@@ -12,6 +12,9 @@
 //! telegram_api_base = "https://api.telegram.org"
 //! cleanup = true                 # remove the work tree once delivered (branch kept)
 //! reconcile_grace_ms = 60000     # on start, repair tasks untouched for this long
+//! pull_request = false           # push and open a pull request (`--pull-request`; issue 39)
+//! mention = "forge"              # the handle a comment mentions (`@forge`) to steer forge
+//! issue_label = "forge"          # the label that turns an issue into a task
 //!
 //! [store]
 //! url = "sqlite://.forgecode/forge.db"   # relative to the repository; the default
@@ -19,6 +22,7 @@
 
 use std::path::Path;
 
+use forge_domain::forges::DEFAULT_HANDLE;
 use toml::{Table, Value};
 
 use super::error::ConfigError;
@@ -34,6 +38,9 @@ const DELIVERY_KEYS: &[&str] = &[
     "telegram_api_base",
     "cleanup",
     "reconcile_grace_ms",
+    "pull_request",
+    "mention",
+    "issue_label",
 ];
 const STORE_KEYS: &[&str] = &["url"];
 
@@ -58,6 +65,12 @@ pub struct DeliveryConfig {
     pub store_url: Option<String>,
     /// `None`: the use case's default (a minute).
     pub reconcile_grace_ms: Option<u64>,
+    /// Deliver as a pull request on the repository's forge (the branch is pushed).
+    pub pull_request: bool,
+    /// The handle (without `@`) a comment mentions to steer forge.
+    pub mention: String,
+    /// The label that turns an issue into a task.
+    pub issue_label: String,
 }
 
 impl Default for DeliveryConfig {
@@ -74,6 +87,9 @@ impl Default for DeliveryConfig {
             cleanup: true,
             store_url: None,
             reconcile_grace_ms: None,
+            pull_request: false,
+            mention: DEFAULT_HANDLE.to_owned(),
+            issue_label: DEFAULT_HANDLE.to_owned(),
         }
     }
 }
@@ -132,6 +148,22 @@ pub fn parse_delivery_config(text: &str, path: &Path) -> Result<DeliveryConfig, 
             }
         };
         config.push = flag("push", false)?;
+        config.pull_request = flag("pull_request", false)?;
+        for (key, slot) in [
+            ("mention", &mut config.mention),
+            ("issue_label", &mut config.issue_label),
+        ] {
+            if let Some(word) = text(key)? {
+                let word = word.strip_prefix('@').unwrap_or(&word).to_owned();
+                if word.contains(char::is_whitespace) || word.is_empty() {
+                    return Err(err(
+                        &format!("delivery.{key}"),
+                        format!("{word:?} must be one word"),
+                    ));
+                }
+                *slot = word;
+            }
+        }
         config.cleanup = flag("cleanup", true)?;
         if let Some(remote) = text("remote")? {
             config.remote = remote;
@@ -232,6 +264,7 @@ mod tests {
              author = \"Forge Bot <forge@x.invalid>\"\nmessage = \"{type}: {title}\"\n\
              webhook_url = \"http://127.0.0.1:9/h\"\ntelegram_chat_id = -100123\n\
              telegram_api_base = \"http://127.0.0.1:8\"\ncleanup = false\nreconcile_grace_ms = 0\n\
+             pull_request = true\nmention = \"@helper\"\nissue_label = \"agent\"\n\
              [store]\nurl = \"sqlite:///tmp/f.db\"\n",
         )
         .unwrap();
@@ -249,6 +282,9 @@ mod tests {
                 cleanup: false,
                 store_url: Some("sqlite:///tmp/f.db".into()),
                 reconcile_grace_ms: Some(0),
+                pull_request: true,
+                mention: "helper".into(),
+                issue_label: "agent".into(),
             }
         );
     }
@@ -267,6 +303,9 @@ mod tests {
             ("[store]\nurl = 3\n", "store.url"),
             ("[store]\npath = \"x\"\n", "store.path"),
             ("delivery = 1\n", "delivery"),
+            ("[delivery]\npull_request = 1\n", "delivery.pull_request"),
+            ("[delivery]\nmention = \"two words\"\n", "delivery.mention"),
+            ("[delivery]\nissue_label = \"@\"\n", "delivery.issue_label"),
         ] {
             let err = parse(text).unwrap_err();
             assert!(err.contains(needle), "{text}: {err}");

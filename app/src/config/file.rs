@@ -33,6 +33,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "review",
     // Read by `sandbox_file::parse_sandbox_config` (the user config only).
     "sandbox",
+    // Read by `forges_file::parse_forges_config` (the user config only).
+    "forges",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",
@@ -446,7 +448,7 @@ mod tests {
         let check = |text: &str, want: &str| assert_eq!(parse(text).unwrap_err(), want, "{text}");
         check(
             "timout_ms = 1",
-            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, cache, delivery, store, server, queue, tools, review, sandbox)",
+            "bad configuration in file /w/forge.toml: key `timout_ms`: unknown key (expected one of: default_provider, timeout_ms, kill_grace_ms, on_rate_limit, providers, validation, task, cache, delivery, store, server, queue, tools, review, sandbox, forges)",
         );
         check(
             "[providers.claude]\nmodle = \"x\"",

@@ -115,6 +115,10 @@ pub fn repository_delivery(
             "message" => worker.message.clone_from(&repo.message),
             "cleanup" => worker.cleanup = repo.cleanup,
             "reconcile_grace_ms" => worker.reconcile_grace_ms = repo.reconcile_grace_ms,
+            // How the repository's team reviews is the repository's to say.
+            "pull_request" => worker.pull_request = repo.pull_request,
+            "mention" => worker.mention.clone_from(&repo.mention),
+            "issue_label" => worker.issue_label.clone_from(&repo.issue_label),
             "store" => ignored.push("store".to_owned()),
             other => ignored.push(format!("delivery.{other}")),
         }

@@ -140,9 +140,14 @@ impl Delivery {
             name: identity.name.clone(),
             email: identity.email.clone(),
         };
-        let commit = vcs
+        let mut commit = vcs
             .commit(&worktree, &message, Some(&author), &self.excluded(&outcome))
             .await?;
+        if commit.is_none() && self.pull_request.is_some() {
+            // A held change delivered as a draft pull request was committed when it was
+            // held; its approval has nothing new to commit and pushes that commit.
+            commit = self.ports.store.change(&id).await?.and_then(|c| c.commit);
+        }
         self.step(super::DeliveryStep::Committed);
         let mut change = CodeChange {
             task_id: id.clone(),
@@ -209,6 +214,11 @@ impl Delivery {
             notifications,
             author: Some(identity),
         });
+        if change.pushed {
+            self.publish_pull_request(&mut outcome, false).await;
+        } else if self.pull_request.is_some() {
+            outcome.pull_request = Some(not_pushed(&outcome, &change.push_error));
+        }
         let mut audit = Vec::new();
         if self.settings.cleanup {
             audit.extend(self.remove_worktree(&outcome, false).await);
@@ -264,6 +274,11 @@ impl Delivery {
             at_ms: self.now(),
         };
         self.ports.store.save_change(&change, &[]).await?;
+        let drafted = if self.pull_request.is_some() {
+            Some(self.commit_held(&outcome, change).await?)
+        } else {
+            None
+        };
         let requested = self.entry(
             &id,
             AuditAction::ApprovalRequested,
@@ -276,17 +291,30 @@ impl Delivery {
             .store
             .create_approval(&approval, &[requested])
             .await?;
+        let (commit, pushed, push_error) = match &drafted {
+            Some(change) => (
+                change.commit.clone(),
+                change.pushed,
+                change.push_error.clone(),
+            ),
+            None => (None, false, None),
+        };
         outcome.deliver(Delivered {
             decision: DeliveryDecision::PendingApproval,
             branch: outcome.branch.clone(),
-            commit: None,
-            pushed: false,
-            push_error: None,
+            commit,
+            pushed,
+            push_error,
             delivered_by_another_attempt: None,
             approval_id: Some(approval.id.to_string()),
             notifications: Vec::new(),
             author: None,
         });
+        match &drafted {
+            Some(change) if change.pushed => self.publish_pull_request(&mut outcome, true).await,
+            Some(change) => outcome.pull_request = Some(not_pushed(&outcome, &change.push_error)),
+            None => {}
+        }
         // Stored before any channel is tried: a notifier that hangs or a kill here loses
         // nothing (the next start resends).
         self.save(&outcome, &[]).await?;
@@ -296,6 +324,56 @@ impl Delivery {
         }
         self.save(&outcome, &[]).await?;
         Ok(outcome)
+    }
+
+    /// Commits a held change and pushes it, for its draft pull request; the work tree
+    /// stays for the approval. The change row as stored afterwards.
+    async fn commit_held(
+        &self,
+        outcome: &TaskOutcome,
+        mut change: CodeChange,
+    ) -> Result<CodeChange, DeliveryError> {
+        let id = &outcome.task_id;
+        let worktree = PathBuf::from(&outcome.worktree);
+        let identity = self.identity(&worktree).await?;
+        let author = CommitAuthor {
+            name: identity.name,
+            email: identity.email,
+        };
+        let vcs = &self.ports.vcs;
+        change.commit = vcs
+            .commit(
+                &worktree,
+                &self.message(outcome),
+                Some(&author),
+                &self.excluded(outcome),
+            )
+            .await?;
+        let mut audit = vec![self.entry(
+            id,
+            AuditAction::Committed,
+            format!(
+                "{} (held: for its draft pull request)",
+                change.commit.as_deref().unwrap_or("nothing to commit")
+            ),
+        )];
+        if change.commit.is_some() {
+            match vcs
+                .push(&worktree, &self.settings.remote, &outcome.branch)
+                .await
+            {
+                Ok(()) => {
+                    change.pushed = true;
+                    audit.push(self.entry(id, AuditAction::Pushed, &self.settings.remote));
+                }
+                Err(e) => {
+                    change.push_error = Some(e.to_string());
+                    audit.push(self.entry(id, AuditAction::PushFailed, e.to_string()));
+                }
+            }
+        }
+        self.ports.store.save_change(&change, &audit).await?;
+        Ok(change)
     }
 
     /// Removes the task's work tree (and its branch when `branch_too`); returns the audit
@@ -340,6 +418,21 @@ impl Delivery {
             ));
         }
         audit
+    }
+}
+
+/// The report's pull request when the branch did not reach the forge.
+fn not_pushed(
+    outcome: &TaskOutcome,
+    push_error: &Option<String>,
+) -> forge_domain::forges::PullRequestDelivery {
+    forge_domain::forges::PullRequestDelivery {
+        opened: outcome.pull_request.as_ref().and_then(|p| p.opened.clone()),
+        error: Some(format!(
+            "not opened: the branch was not pushed ({})",
+            push_error.as_deref().unwrap_or("nothing to push")
+        )),
+        closes: outcome.pull_request.as_ref().and_then(|p| p.closes),
     }
 }
 

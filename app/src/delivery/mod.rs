@@ -14,6 +14,7 @@ mod act;
 mod decide;
 mod error;
 mod notices;
+mod pull_request;
 mod reconcile;
 mod remote;
 mod rollback;
@@ -22,6 +23,7 @@ mod settings;
 
 pub use decide::Approved;
 pub use error::DeliveryError;
+pub use pull_request::PullRequestTarget;
 pub use reconcile::ReconcileReport;
 pub use settings::{
     DEFAULT_RECONCILE_GRACE_MS, DeliveryPorts, DeliverySettings, DeliveryStep, StepHook,
@@ -35,6 +37,8 @@ pub struct Delivery {
     ports: DeliveryPorts,
     settings: DeliverySettings,
     repo: PathBuf,
+    /// Set by [`Delivery::with_pull_request`]: changes go out as pull requests.
+    pull_request: Option<PullRequestTarget>,
 }
 
 impl Delivery {
@@ -44,6 +48,7 @@ impl Delivery {
             ports,
             settings,
             repo: repo.into(),
+            pull_request: None,
         }
     }
 

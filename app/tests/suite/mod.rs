@@ -3,6 +3,7 @@ mod autoloop;
 mod delivery;
 mod faults;
 mod harness;
+mod pull_request_delivery;
 mod queue_approvals;
 mod rate_limit;
 mod review;

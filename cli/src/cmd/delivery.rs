@@ -38,6 +38,8 @@ fn read_config(repo: &Path) -> Result<(DeliveryConfig, u8), Failure> {
     let path = repo.join(PROJECT_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => {
+            // The worker's forges and their tokens are the user config's to name.
+            forge_app::config::refuse_project_forges(&text, &path)?;
             let delivery = parse_delivery_config(&text, &path)?;
             let task = parse_task_config(&text, &path)?;
             Ok((delivery, task.limits.risk_threshold))
@@ -213,7 +215,11 @@ fn compose(
             .reconcile_grace_ms
             .unwrap_or(DEFAULT_RECONCILE_GRACE_MS),
     };
-    Ok(Delivery::new(ports, settings, repo))
+    let delivery = Delivery::new(ports, settings, repo);
+    if config.pull_request {
+        return crate::cmd::pull_request::attach(delivery, repo, &config.remote);
+    }
+    Ok(delivery)
 }
 
 /// [`open`], then reconciliation (reported on stderr).
@@ -257,6 +263,18 @@ pub fn delivery_text(outcome: &forge_domain::task::TaskOutcome) -> String {
     }
     if let Some(error) = &d.push_error {
         text.push_str(&format!("  push failed: {error}\n"));
+    }
+    if let Some(pr) = &outcome.pull_request {
+        if let Some(opened) = &pr.opened {
+            let draft = if opened.draft { " (draft)" } else { "" };
+            text.push_str(&format!(
+                "  pull request #{} {}{draft}\n",
+                opened.number, opened.url
+            ));
+        }
+        if let Some(error) = &pr.error {
+            text.push_str(&format!("  pull request not opened yet: {error}\n"));
+        }
     }
     if let Some(theirs) = &d.delivered_by_another_attempt {
         text.push_str(&format!(

@@ -22,10 +22,14 @@ pub enum AuditAction {
     RolledBack,
     Reconciled,
     CleanedUp,
+    /// The task's pull request was opened or updated (issue 39).
+    PullRequest,
+    /// Opening or updating it failed; the branch stays pushed.
+    PullRequestFailed,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 15] = [
+    pub const ALL: [AuditAction; 17] = [
         AuditAction::TaskStarted,
         AuditAction::Cycle,
         AuditAction::Review,
@@ -41,6 +45,8 @@ impl AuditAction {
         AuditAction::RolledBack,
         AuditAction::Reconciled,
         AuditAction::CleanedUp,
+        AuditAction::PullRequest,
+        AuditAction::PullRequestFailed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -60,6 +66,8 @@ impl AuditAction {
             AuditAction::RolledBack => "rolled_back",
             AuditAction::Reconciled => "reconciled",
             AuditAction::CleanedUp => "cleaned_up",
+            AuditAction::PullRequest => "pull_request",
+            AuditAction::PullRequestFailed => "pull_request_failed",
         }
     }
 

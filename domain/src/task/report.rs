@@ -67,6 +67,10 @@ pub struct TaskOutcome {
     /// task's runs (each refused connection), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sandbox_denied: Vec<crate::sandbox::SandboxDenial>,
+    /// The task's pull request when it is delivered as one (issue 39): `{url, number,
+    /// state, draft}`, or why it could not be opened yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<crate::forges::PullRequestDelivery>,
 }
 
 /// The same value under the name the issue's report section uses.
@@ -110,7 +114,7 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::ids::{RunId, SessionId};
     use crate::task::change::ChangeKind;
@@ -226,6 +230,7 @@ mod tests {
             sandbox_denied: Vec::new(),
             context_files: Vec::new(),
             sandbox: None,
+            pull_request: None,
         }
     }
 

@@ -82,6 +82,31 @@ fn summary(task: &QueuedTask) -> Value {
     value
 }
 
+#[cfg(test)]
+mod pull_request_tests {
+    use super::*;
+
+    #[test]
+    fn the_reports_pull_request_is_lifted_once_opened() {
+        let opened = json!({"report": {"pull_request": {"url": "https://github.com/o/r/pull/7",
+            "number": 7, "state": "open", "draft": true, "closes": 3}}});
+        assert_eq!(
+            pull_request(&opened),
+            Some(
+                json!({"url": "https://github.com/o/r/pull/7", "number": 7, "state": "open", "draft": true})
+            )
+        );
+        // Not opened (the forge refused or was down), no report, no pull request: none.
+        for task in [
+            json!({"report": {"pull_request": {"error": "github down"}}}),
+            json!({"report": {}}),
+            json!({}),
+        ] {
+            assert_eq!(pull_request(&task), None, "{task}");
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub struct ListQuery {
     pub limit: Option<u32>,
@@ -107,7 +132,24 @@ pub async fn show(
 ) -> Result<Json<Value>, ApiError> {
     let id = task_id(&id)?;
     let task = find(&*queue(&state)?, &id).await?;
-    Ok(Json(serde_json::to_value(&task).unwrap_or_default()))
+    let mut value = serde_json::to_value(&task).unwrap_or_default();
+    if let Some(pull_request) = pull_request(&value) {
+        value["pull_request"] = pull_request;
+    }
+    Ok(Json(value))
+}
+
+/// The task's pull request from its report (issue 39): `{url, number, state, draft}`, once
+/// opened.
+fn pull_request(task: &Value) -> Option<Value> {
+    let pr = task.pointer("/report/pull_request")?;
+    let field = |key: &str| pr.get(key).cloned();
+    Some(json!({
+        "url": field("url")?,
+        "number": field("number")?,
+        "state": field("state")?,
+        "draft": field("draft")?,
+    }))
 }
 
 /// `POST /v1/tasks`: what `task submit` takes.

@@ -128,6 +128,7 @@ fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
         delivery: None,
         context_files: ending.context_files,
         sandbox: task.pipeline.sandbox(),
+        pull_request: None,
         sandbox_denied,
     }
 }

@@ -161,6 +161,10 @@ pub struct TaskRunArgs {
     /// Push the task branch after committing (overrides [delivery] push)
     #[arg(long)]
     pub push: bool,
+    /// Deliver as a pull request on the repository's forge: push the branch and open one
+    /// with the report, a draft while held (overrides [delivery] pull_request)
+    #[arg(long)]
+    pub pull_request: bool,
     /// Leave the change in its work tree: no store row, no commit, no approval
     #[arg(long)]
     pub no_deliver: bool,

@@ -125,11 +125,20 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         let url = url_repo
             .as_ref()
             .ok_or_else(|| Failure::Other(anyhow::anyhow!("a URL task without its repository")))?;
-        let delivery = url_delivery(url, &request, args.push)?;
+        let mut delivery = url_delivery(url, &request, args.push)?;
+        if args.pull_request {
+            delivery = crate::cmd::pull_request::attach(delivery, &url.cache, &request.repo)?;
+        }
         if let Some(found) = delivered_before(&delivery, &request).await? {
             print_delivered_before(&found, args.json);
             return Ok(exit::SUCCESS);
         }
+        Deliver::Using(Box::new(delivery))
+    } else if args.pull_request {
+        let repo = crate::cmd::delivery::repo_root(&flags.workdir)?;
+        let delivery = crate::cmd::delivery::open(&repo, args.push.then_some(true)).await?;
+        let remote = delivery.settings().remote.clone();
+        let delivery = crate::cmd::pull_request::attach(delivery, &repo, &remote)?;
         Deliver::Using(Box::new(delivery))
     } else {
         Deliver::To {

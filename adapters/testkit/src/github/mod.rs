@@ -1,0 +1,13 @@
+//! A contract fake of GitHub's REST API (issue 39), held to GitHub's published OpenAPI
+//! description.
+
+pub mod fake;
+pub mod openapi;
+pub mod state;
+
+pub use fake::GithubFake;
+pub use openapi::{OpenApi, description_path, ensure_installed};
+pub use state::{
+    FakeCheckRun, FakeComment, FakePull, FakeReview, FakeReviewComment, Fault, GithubState,
+    Recorded,
+};
