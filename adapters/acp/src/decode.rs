@@ -328,7 +328,7 @@ fn start_failure(reason: String, exit: Option<&ProcessExit>) -> (String, Option<
     let message = if last.is_empty() {
         reason
     } else {
-        let said = forge_domain::error::excerpt(&last.join(" / "), 600);
+        let said = forge_domain::error::excerpt(&last.join(" "), 600);
         format!("{reason}; the agent's stderr ends: {said}")
     };
     (message, Some(START_HINT.to_owned()))

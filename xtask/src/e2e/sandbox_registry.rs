@@ -246,12 +246,46 @@ fn check_committed(
     if !s("/sandbox").starts_with("on") {
         f.push(format!("report.sandbox {:?}, want on", s("/sandbox")));
     }
-    let refused = report["sandbox_denied"].as_array().map_or(0, Vec::len);
-    if refused > 0 {
-        f.push(format!(
-            "the sandbox refused something: {}",
-            report["sandbox_denied"]
-        ));
+    // Nothing refused to the build, the install or the tests (a CLI's own background
+    // traffic — codex asks github.com and chatgpt.com — is its run's, not theirs), and no
+    // registry refused to anyone.
+    let steps: Vec<&Value> = report
+        .pointer("/baseline/steps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .chain(cycles.iter().flat_map(|c| {
+            c.pointer("/validation/steps")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        }))
+        .collect();
+    let step_refusals: Vec<&Value> = steps
+        .iter()
+        .filter_map(|s| s["sandbox_denied"].as_array())
+        .flatten()
+        .collect();
+    if !step_refusals.is_empty() {
+        f.push(format!("the sandbox refused a step: {step_refusals:?}"));
+    }
+    let registries = forge_domain::sandbox::registry_hosts();
+    let refused: Vec<&str> = report["sandbox_denied"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["target"].as_str())
+        .collect();
+    let registry_refused: Vec<&&str> = refused
+        .iter()
+        .filter(|t| {
+            let (host, port) = t.rsplit_once(':').unwrap_or((t, "443"));
+            let port = port.parse().unwrap_or(443);
+            registries.iter().any(|p| p.matches(host, port))
+        })
+        .collect();
+    if !registry_refused.is_empty() {
+        f.push(format!("a registry was refused: {registry_refused:?}"));
     }
     let (file, want) = match lang {
         Lang::Rust => ("src/lib.rs", "format(21u32)"),
@@ -266,7 +300,12 @@ fn check_committed(
     if !String::from_utf8_lossy(&shown.stdout).contains(want) {
         f.push(format!("commit {commit:?}: {file} does not hold {want}"));
     }
-    verdict.note = format!("{} cycles, refused {refused}", cycles.len());
+    verdict.note = format!(
+        "{} cycles, {} steps, the CLI's own refusals {}",
+        cycles.len(),
+        steps.len(),
+        refused.len()
+    );
     Ok(())
 }
 
