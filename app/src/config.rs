@@ -54,6 +54,7 @@ mod env;
 mod error;
 mod file;
 mod layer;
+mod permissions_file;
 mod pricing;
 mod repository;
 mod review_file;
@@ -71,6 +72,7 @@ pub use env::env_layers;
 pub use error::ConfigError;
 pub use file::parse_file;
 pub use layer::{Layer, PartialConfig, PartialProvider};
+pub use permissions_file::{PermissionsConfig, PermissionsSection, parse_permissions_config};
 pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
 pub use repository::{
     IgnoredKeys, delivery_keys, repository_delivery, repository_layer, repository_task_config,

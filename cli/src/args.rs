@@ -162,6 +162,29 @@ pub enum PermissionArg {
     Plan,
 }
 
+/// `run`'s and `stream`'s permission modes: the task commands' and `ask`, which only a
+/// run can do so far (a person answers each request; docs/permissions.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunPermissionArg {
+    Default,
+    AcceptEdits,
+    Bypass,
+    Plan,
+    Ask,
+}
+
+impl From<RunPermissionArg> for PermissionMode {
+    fn from(p: RunPermissionArg) -> Self {
+        match p {
+            RunPermissionArg::Default => PermissionMode::Default,
+            RunPermissionArg::AcceptEdits => PermissionMode::AcceptEdits,
+            RunPermissionArg::Bypass => PermissionMode::Bypass,
+            RunPermissionArg::Plan => PermissionMode::Plan,
+            RunPermissionArg::Ask => PermissionMode::Ask,
+        }
+    }
+}
+
 impl From<PermissionArg> for PermissionMode {
     fn from(p: PermissionArg) -> Self {
         match p {
@@ -177,9 +200,9 @@ impl From<PermissionArg> for PermissionMode {
 pub struct RunArgs {
     #[command(flatten)]
     pub config: ConfigFlags,
-    /// Permission mode, mapped to the CLI's own flags
+    /// Permission mode, mapped to the CLI's own flags; `ask`: a person decides each request
     #[arg(long, value_enum, value_name = "MODE")]
-    pub permission_mode: Option<PermissionArg>,
+    pub permission_mode: Option<RunPermissionArg>,
     /// Resume this session of the CLI
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,

@@ -96,6 +96,13 @@ pub fn build(
         }
         Some(PermissionMode::Plan) => push(&mut args, "--permission-mode", "plan".to_owned()),
         Some(PermissionMode::Bypass) => args.push("--dangerously-skip-permissions".to_owned()),
+        Some(PermissionMode::Ask) => {
+            return Err(ForgeError::InvalidRequest {
+                reason: "claude: --permission-mode ask is not wired into the run loop yet \
+                         (issue 41: the stdio permission prompt)"
+                    .to_owned(),
+            });
+        }
     }
     if let Some(session) = &request.resume_session_id {
         // The equals form: a session id starting with `-` must not read as a flag.

@@ -43,7 +43,11 @@ impl Provider for ClaudeProvider {
             reports_cost: true,
             allowed_tools: true,
             append_system_prompt: true,
-            permission_modes: PermissionMode::ALL.to_vec(),
+            // `ask` is not among them: see `forge_domain::permission::ask_refusal`.
+            permission_modes: PermissionMode::ALL
+                .into_iter()
+                .filter(|m| *m != PermissionMode::Ask)
+                .collect(),
         }
     }
 

@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;
+pub mod permission_contract;
 pub mod postgres;
 pub mod procs;
 pub mod props;

@@ -33,6 +33,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "review",
     // Read by `sandbox_file::parse_sandbox_config` (the user config only).
     "sandbox",
+    // Read by `permissions_file::parse_permissions_config`.
+    "permissions",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",

@@ -8,7 +8,9 @@ use forge_ports::EventSink;
 
 use forge_app::CodeAgent;
 use forge_app::from_config::apply_request_defaults;
-use forge_domain::{AgentEvent, ExecutionMode, ExecutionResult, SessionId};
+use forge_domain::{
+    AgentEvent, ExecutionMode, ExecutionRequest, ExecutionResult, PermissionMode, SessionId,
+};
 
 use crate::args::RunArgs;
 use crate::compose;
@@ -49,6 +51,7 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     request.workdir = workdir(&args.config);
     apply_request_defaults(&config, &mut request);
     request.permission_mode = args.permission_mode.map(Into::into);
+    refuse_unaskable(&agent, &request)?;
     request.resume_session_id = args
         .resume
         .map(SessionId::new)
@@ -104,6 +107,30 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
         flush(&sink).await;
     }
     Ok(exit_code_of(&result))
+}
+
+/// `--permission-mode ask` with a provider that cannot ask through forge: a usage error
+/// (exit 2) saying why and what to use instead, before anything starts.
+fn refuse_unaskable(agent: &CodeAgent, request: &ExecutionRequest) -> Result<(), Failure> {
+    if request.permission_mode != Some(PermissionMode::Ask) {
+        return Ok(());
+    }
+    let provider = agent
+        .provider(&request.provider)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    if provider
+        .capabilities()
+        .permission_modes
+        .contains(&PermissionMode::Ask)
+    {
+        return Ok(());
+    }
+    let id = provider.id();
+    Err(Failure::Usage(
+        forge_domain::permission::ask_refusal(id.as_str()).unwrap_or_else(|| {
+            format!("--permission-mode ask: provider {id} cannot ask through forge yet")
+        }),
+    ))
 }
 
 /// The result is out; events the sink still holds get a short while to leave before the
