@@ -78,7 +78,7 @@ pub enum Command {
     #[command(after_help = crate::cmd::review::REVIEW_EXIT_CODES)]
     Review(Box<crate::cmd::review::ReviewArgs>),
     /// Serve the API, live event streams and the web page over HTTP
-    Serve(crate::serve::ServeArgs),
+    Serve(crate::cmd::serve::ServeArgs),
     /// Claim tasks from a queue (PostgreSQL or SQLite) and run them, until SIGTERM
     Worker(crate::cmd::queue::worker::WorkerArgs),
     /// The autonomous loop: a planner proposes the next task, an executor carries it out,

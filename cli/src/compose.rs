@@ -8,7 +8,7 @@ use forge_adapter_sandbox::SandboxedRunner;
 use forge_adapter_sink::{HttpEventSink, SinkConfig};
 use forge_adapter_telemetry::{NoopMetrics, SystemClock, TracingLogger, UuidV7Ids};
 use forge_app::{CodeAgent, CodeAgentBuilder, ProviderRegistry, Runtime};
-use forge_domain::{ProviderId, Redactor};
+use forge_domain::Redactor;
 use forge_ports::{ProcessRunner, Provider, ProviderSettings, ToolHost};
 
 use forge_adapter_git::GitCli;
@@ -105,7 +105,7 @@ pub fn tool_host() -> Arc<dyn ToolHost> {
 
 /// The ids of [`registry`], as strings.
 pub(crate) fn provider_names(registry: &ProviderRegistry) -> Vec<String> {
-    registry.ids().map(|id| id.as_str().to_owned()).collect()
+    forge_app::doctor::registered_names(registry)
 }
 
 /// A provider built from its settings, outside an agent (for `doctor` and `events`).
@@ -114,8 +114,5 @@ pub(crate) fn build_provider(
     name: &str,
     settings: ProviderSettings,
 ) -> Result<Arc<dyn Provider>, forge_domain::ForgeError> {
-    let id = ProviderId::new(name).map_err(|e| forge_domain::ForgeError::InvalidRequest {
-        reason: e.to_string(),
-    })?;
-    registry.build(&id, settings)
+    forge_app::doctor::build_provider(registry, name, settings)
 }

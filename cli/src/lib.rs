@@ -46,7 +46,6 @@ pub mod offline;
 mod output;
 mod prompt;
 mod sandbox;
-pub mod serve;
 mod signals;
 
 use std::io::Write;

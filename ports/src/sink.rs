@@ -7,6 +7,12 @@ use forge_domain::{AgentEvent, RunId, SessionId, SinkDelivery};
 pub trait EventSink: Send + Sync {
     /// Starts delivery for one run. Never fails: a sink that cannot deliver counts drops.
     fn open(&self, run_id: &RunId) -> Box<dyn RunSink>;
+
+    /// Deliveries over every run of this sink so far, for a server's `/metrics`; none by
+    /// default.
+    fn totals(&self) -> SinkDelivery {
+        SinkDelivery::default()
+    }
 }
 
 /// The delivery of one run's events, in order.

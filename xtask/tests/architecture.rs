@@ -39,7 +39,9 @@ fn metadata() -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// Inner to outer. A crate may depend on its own layer or inner ones.
+/// Inner to outer. A crate may depend on its own layer or inner ones. The driving adapters
+/// (the HTTP server, the command line) sit outside app; cli composes the server, never the
+/// other way round (`the_server_never_depends_on_the_cli`).
 fn layer_of(manifest: &Path, root: &Path) -> Option<(&'static str, u8)> {
     let first = manifest.strip_prefix(root).ok()?.components().next()?;
     match first.as_os_str().to_str()? {
@@ -47,6 +49,7 @@ fn layer_of(manifest: &Path, root: &Path) -> Option<(&'static str, u8)> {
         "ports" => Some(("ports", 1)),
         "adapters" => Some(("adapters", 2)),
         "app" => Some(("app", 3)),
+        "server" => Some(("server", 4)),
         "cli" => Some(("cli", 4)),
         _ => None,
     }
@@ -128,6 +131,27 @@ fn refused_deps(package: &str, allowed: impl Fn(&str) -> bool) -> Vec<String> {
         .flat_map(|p| p.normal_deps)
         .filter(|d| !allowed(d))
         .collect()
+}
+
+#[test]
+fn the_server_never_depends_on_the_cli() {
+    let cli = refused_deps("forge-server", |d| d != "forge-cli");
+    assert!(
+        cli.is_empty(),
+        "forge-server is a driving adapter beside the command line; cli composes it, it never names cli"
+    );
+    let all = packages();
+    let server = all.iter().find(|p| p.name == "forge-server");
+    assert!(server.is_some(), "forge-server is a workspace member");
+    let named: Vec<&String> = server
+        .into_iter()
+        .flat_map(|p| &p.normal_deps)
+        .filter(|d| d.starts_with("forge-adapter-"))
+        .collect();
+    assert!(
+        named.is_empty(),
+        "forge-server receives adapters through the composition root's state, it names none: {named:?}"
+    );
 }
 
 #[test]
@@ -217,6 +241,7 @@ fn top_level_holds_exactly_the_design_card() {
         "ports",
         "adapters",
         "app",
+        "server",
         "cli",
         "xtask",
         "README.md",
@@ -267,7 +292,9 @@ fn no_stubs_or_ignored_tests() {
     ];
     let mut hits = Vec::new();
     let root = workspace_root();
-    for dir in ["domain", "ports", "adapters", "app", "cli", "xtask"] {
+    for dir in [
+        "domain", "ports", "adapters", "app", "server", "cli", "xtask",
+    ] {
         for file in rust_files(&root.join(dir)) {
             let text = std::fs::read_to_string(&file).unwrap();
             for (n, line) in text.lines().enumerate() {

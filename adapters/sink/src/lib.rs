@@ -90,4 +90,8 @@ impl EventSink for HttpEventSink {
             Arc::clone(&self.totals),
         ))
     }
+
+    fn totals(&self) -> SinkDelivery {
+        self.totals.snapshot()
+    }
 }

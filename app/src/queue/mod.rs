@@ -2,8 +2,10 @@
 //! runs each through a [`QueuedTaskRunner`] while holding its lease.
 
 mod approvals;
+pub mod submit;
 mod worker;
 
+pub use submit::{ContextFile, SubmitRefusal, TaskOptions, approval_json, submission};
 pub use worker::{
     QueuedTaskRunner, RunEnd, StopReason, TaskEvent, Worker, WorkerConfig, WorkerEvent,
     WorkerSummary,

@@ -47,7 +47,7 @@ pub async fn run(args: DoctorArgs) -> Result<u8, Failure> {
     let chosen = config.default_provider.value.clone();
     let names = match &args.provider {
         Some(_) => vec![chosen.clone()],
-        None => provider_names(&config, &registry),
+        None => forge_app::doctor::provider_names(&config, &registry),
     };
     let providers = detect(&config, &registry, &runtime, &names).await?;
     let usable = providers
@@ -75,21 +75,8 @@ pub async fn run(args: DoctorArgs) -> Result<u8, Failure> {
     Ok(if report.usable { 0 } else { 1 })
 }
 
-/// The providers `doctor` looks at: the registered ones, and those configured by kind
-/// (`kind = "acp"`).
-pub fn provider_names(config: &EffectiveConfig, registry: &ProviderRegistry) -> Vec<String> {
-    let mut names = compose::provider_names(registry);
-    names.extend(
-        config
-            .providers
-            .iter()
-            .filter(|(_, p)| p.kind.is_some())
-            .map(|(name, _)| name.clone()),
-    );
-    names
-}
-
-/// What `doctor` says of each of `names`: found, version, authenticated, hints.
+/// What `doctor` says of each of `names` (`forge_app::doctor::detect` over this process's
+/// environment).
 ///
 /// # Errors
 /// A usage failure when a provider cannot be built from its settings.
@@ -102,19 +89,9 @@ pub async fn detect(
     let env: EnvSnapshot = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
         .collect();
-    let mut providers = Vec::new();
-    for name in names {
-        let settings = config.settings(name);
-        // The environment a run gets: the shell's, with the provider's `env` over it.
-        let mut run_env = env.clone();
-        run_env.extend(settings.env.clone());
-        let provider = compose::build_provider(registry, name, settings)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
-        let mut detection = provider.detect(runtime.runner.as_ref(), &run_env).await;
-        name.clone_into(&mut detection.provider);
-        providers.push(detection);
-    }
-    Ok(providers)
+    forge_app::doctor::detect(config, registry, runtime.runner.as_ref(), names, &env)
+        .await
+        .map_err(|e| Failure::Usage(e.to_string()))
 }
 
 async fn project_checks(runtime: &Runtime, workdir: &Path) -> Vec<Check> {

@@ -15,6 +15,7 @@ pub(crate) mod review;
 mod run;
 mod runs;
 mod sandbox_bridge;
+pub(crate) mod serve;
 pub(crate) mod task;
 pub(crate) mod time;
 
@@ -56,7 +57,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Task(command) => task::run(command).await,
         Command::Approvals(command) => approvals::run(command).await,
         Command::Review(args) => review::run(*args).await,
-        Command::Serve(args) => crate::serve::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
         Command::Worker(args) => queue::worker::run(args).await,
         Command::Completions { .. } | Command::Config(_) | Command::SandboxBridge(_) => Ok(0),
     }

@@ -211,7 +211,19 @@ fn queue_page(suite: &Suite, root: &Path) -> anyhow::Result<()> {
 }
 
 async fn follow_task(client: &Client, base: &str, id: &str) -> anyhow::Result<()> {
+    // A server with a queue opens on the board; the chat, with the queue's list, is a tab
+    // away.
     client.goto(base).await?;
+    let view = shown_view(client).await?;
+    ensure!(
+        view == "board",
+        "`/` of serve --queue shows the {view}, not the board"
+    );
+    client
+        .goto(&format!("{}/#chat", base.trim_end_matches('/')))
+        .await?;
+    let view = shown_view(client).await?;
+    ensure!(view == "chat", "`/#chat` shows the {view}, not the chat");
     let item = format!("#tasks li[title='{id}']");
     let deadline = Instant::now() + Duration::from_secs(20);
     while client.find(Locator::Css(&item)).await.is_err() {
@@ -303,6 +315,12 @@ async fn flows(
     artifacts: &Path,
 ) -> anyhow::Result<()> {
     client.goto(&serve.url("/")).await?;
+    // A server without a queue opens on the chat.
+    let view = shown_view(client).await?;
+    ensure!(
+        view == "chat",
+        "`/` of serve shows the {view}, not the chat"
+    );
     set_value(client, "project", &workspace.display().to_string()).await?;
     set_value(client, "provider", PROVIDER).await?;
 
@@ -400,6 +418,19 @@ async fn flows(
     let runs = client.find_all(Locator::Css("#runs li")).await?;
     ensure!(runs.len() >= 3, "run list has {} entries", runs.len());
     Ok(())
+}
+
+/// The view the page shows: `chat`, `board` or `task` (`none` while none is).
+pub(super) async fn shown_view(client: &Client) -> anyhow::Result<String> {
+    let value = client
+        .execute(
+            "if (!document.getElementById('board-view').hidden) return 'board';\
+             if (!document.getElementById('task-view').hidden) return 'task';\
+             return document.querySelector('main').style.display === 'none' ? 'none' : 'chat';",
+            vec![],
+        )
+        .await?;
+    Ok(value.as_str().unwrap_or("none").to_owned())
 }
 
 #[derive(Debug, Clone)]

@@ -180,7 +180,8 @@ async fn flow(
     shots: &Path,
 ) -> anyhow::Result<Seen> {
     with_token(client, base, Some(TOKEN)).await?;
-    client.goto(&format!("{base}/#board")).await?;
+    // `serve --queue` opens on the board: `/` with no hash.
+    client.goto(&format!("{base}/")).await?;
     client.refresh().await?;
     until(
         client,
@@ -188,6 +189,11 @@ async fn flow(
         "return document.getElementById('board-live').textContent.includes('live');",
     )
     .await?;
+    let view = super::web::shown_view(client).await?;
+    ensure!(
+        view == "board",
+        "`/` of serve --queue shows the {view}, not the board"
+    );
 
     // Submit from the page's form.
     client.find(Locator::Id("new-task")).await?.click().await?;

@@ -6,6 +6,7 @@
 use std::io::Write;
 
 use forge_app::delivery::DeliveryError;
+use forge_app::queue::approval_json;
 use forge_domain::delivery::{ApprovalId, Decision};
 use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
 use forge_ports::TaskQueue;
@@ -44,14 +45,6 @@ pub fn queue_of(cmd: &ApprovalsCmd) -> Result<Option<String>, Failure> {
 }
 
 /// An approval as JSON: its row and the state as a person reads it (`status`).
-pub(crate) fn approval_json(a: &QueueApproval) -> serde_json::Value {
-    let mut value = serde_json::to_value(a).unwrap_or_default();
-    if let Some(map) = value.as_object_mut() {
-        map.insert("status".to_owned(), a.status_text().into());
-    }
-    value
-}
-
 fn line(a: &QueueApproval) -> String {
     let line = approval_line(
         &a.approval_id,

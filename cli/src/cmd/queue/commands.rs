@@ -1,21 +1,21 @@
 //! `task submit | status | cancel` and `task list | show --queue`.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use clap::Args;
 use std::sync::Arc;
 
 use forge_domain::delivery::ApprovalId;
-use forge_domain::queue::{DEFAULT_MAX_ATTEMPTS, QueueSubmission, QueuedTask};
+use forge_domain::queue::{DEFAULT_MAX_ATTEMPTS, QueuedTask};
 use forge_domain::queue_approval::QueueApproval;
 use forge_domain::task::TaskId;
 use forge_ports::{IdGenerator, TaskQueue};
 
-use super::options::{ContextFile, TaskOptions};
+use forge_app::queue::{ContextFile, TaskOptions};
+
 use super::{QUEUE_ENV, failure, open};
 use crate::args::PermissionArg;
-use crate::cmd::task::TaskTypeArg;
+use crate::cmd::task::TaskBriefArgs;
 use crate::exit::{self, Failure};
 use crate::output::write_json_pretty;
 use crate::prompt::read_prompt;
@@ -58,21 +58,8 @@ pub struct SubmitArgs {
     /// Push the task branch after committing
     #[arg(long)]
     pub push: bool,
-    /// What the result should be
-    #[arg(long, value_name = "TEXT")]
-    pub expected: Option<String>,
-    /// The task type [default: classified from the task text]
-    #[arg(long = "type", value_enum, value_name = "TYPE")]
-    pub task_type: Option<TaskTypeArg>,
-    /// Title of the goal the task serves
-    #[arg(long, value_name = "TEXT")]
-    pub goal_title: Option<String>,
-    /// Description of the goal the task serves
-    #[arg(long, value_name = "TEXT")]
-    pub goal_description: Option<String>,
-    /// Research notes handed to the agent (repeatable; sent with the task)
-    #[arg(long = "context-file", value_name = "FILE")]
-    pub context_files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub brief: TaskBriefArgs,
     /// Permission mode of the agent runs [default: bypass]
     #[arg(long, value_enum, value_name = "MODE")]
     pub permission_mode: Option<PermissionArg>,
@@ -110,7 +97,7 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
     }
     let prompt = read_prompt(args.task.as_deref())?;
     let mut context_files = Vec::new();
-    for path in &args.context_files {
+    for path in &args.brief.context_files {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::Usage(format!("--context-file {}: {e}", path.display())))?;
         context_files.push(ContextFile {
@@ -123,10 +110,10 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
         model: args.model,
         base: args.base,
         push: args.push,
-        expected: args.expected,
-        task_type: args.task_type.and_then(value_name),
-        goal_title: args.goal_title,
-        goal_description: args.goal_description,
+        expected: args.brief.expected,
+        task_type: args.brief.task_type.and_then(value_name),
+        goal_title: args.brief.goal_title,
+        goal_description: args.brief.goal_description,
         permission_mode: args.permission_mode.and_then(value_name),
         context_files,
     };
@@ -140,14 +127,9 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
     let run_id = forge_adapter_telemetry::UuidV7Ids::new().run_id();
     let task_id = TaskId::new(format!("q-{run_id}"))
         .map_err(|e| Failure::Other(anyhow::anyhow!("a new task id: {e}")))?;
-    let submission = QueueSubmission {
-        task_id,
-        repo: args.repo,
-        prompt,
-        options: serde_json::to_value(&options)
-            .map_err(|e| Failure::Other(anyhow::anyhow!("recording the options: {e}")))?,
-        max_attempts,
-    };
+    let submission =
+        forge_app::queue::submission(task_id, args.repo, prompt, &options, Some(max_attempts))
+            .map_err(|e| Failure::Usage(e.to_string()))?;
     let task = queue.submit(&submission).await.map_err(failure)?;
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -190,7 +172,7 @@ fn with_approval(
     approval: Option<&QueueApproval>,
 ) -> serde_json::Value {
     if let (Some(map), Some(a)) = (value.as_object_mut(), approval) {
-        map.insert("approval".to_owned(), super::approvals::approval_json(a));
+        map.insert("approval".to_owned(), forge_app::queue::approval_json(a));
     }
     value
 }

@@ -14,7 +14,8 @@ use forge_domain::queue_approval::{ApprovalOutcome, QueueApproval};
 use forge_ports::{Invocation, KillLadder, ProcessRunner, SpawnOptions, StdoutItem};
 use tokio_util::sync::CancellationToken;
 
-use super::options::TaskOptions;
+use super::options::task_run_args;
+use forge_app::queue::TaskOptions;
 
 /// A cancel reaches `task run` as SIGINT (it cancels its agent and cleans its work tree,
 /// exit 130), then SIGTERM, then SIGKILL: well within the 2 s a cancel may take.
@@ -56,7 +57,7 @@ impl QueuedTaskRunner for TaskRunProcess {
         if let Err(e) = std::fs::create_dir_all(&cwd) {
             return Self::failed(format!("creating {}: {e}", cwd.display()));
         }
-        let mut args = match options.task_run_args(&task.repo, &cwd.join("context")) {
+        let mut args = match task_run_args(&options, &task.repo, &cwd.join("context")) {
             Ok(a) => a,
             Err(e) => return Self::failed(format!("writing the context files: {e}")),
         };

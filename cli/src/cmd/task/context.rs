@@ -28,15 +28,7 @@ pub async fn run(args: TaskContextArgs) -> Result<u8, Failure> {
     let repo = std::fs::canonicalize(&repo)
         .map_err(|e| Failure::Usage(format!("--repo {}: {e}", repo.display())))?;
     let config = read_task_config(&repo)?;
-    // The same brief as `task run`'s (its `--expected` says it is ranked with the task).
-    let brief = super::TaskBriefArgs {
-        expected: args.expected,
-        task_type: args.task_type,
-        goal_title: args.goal_title,
-        goal_description: args.goal_description,
-        context_files: args.context_files,
-    };
-    let mut spec = brief.spec(task_text)?;
+    let mut spec = args.brief.spec(task_text)?;
     spec.base = args.base;
     spec.context_chars = config.context_chars;
     let runtime = compose::runtime();

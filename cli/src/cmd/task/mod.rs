@@ -94,7 +94,8 @@ impl From<TaskTypeArg> for TaskType {
     }
 }
 
-/// What a task is about, beside its text: `task run` and `task context` take the same.
+/// What a task is about, beside its text: `task run`, `task context` and `task submit` take
+/// the same (flattened into each).
 #[derive(Debug, Args)]
 pub struct TaskBriefArgs {
     /// What the result should be
@@ -109,7 +110,7 @@ pub struct TaskBriefArgs {
     /// Description of the goal the task serves
     #[arg(long, value_name = "TEXT")]
     pub goal_description: Option<String>,
-    /// Research notes handed to the agent (repeatable)
+    /// Research notes handed to the agent (repeatable; a queued task carries their text)
     #[arg(long = "context-file", value_name = "FILE")]
     pub context_files: Vec<PathBuf>,
 }
@@ -192,21 +193,9 @@ pub struct TaskContextArgs {
     /// Print the context as one JSON object (`map` exactly as the instruction file holds it)
     #[arg(long)]
     pub json: bool,
-    /// What the result should be (ranked with the task)
-    #[arg(long, value_name = "TEXT")]
-    pub expected: Option<String>,
-    /// The task type [default: classified from the task text]
-    #[arg(long = "type", value_enum, value_name = "TYPE")]
-    pub task_type: Option<TaskTypeArg>,
-    /// Title of the goal the task serves
-    #[arg(long, value_name = "TEXT")]
-    pub goal_title: Option<String>,
-    /// Description of the goal the task serves
-    #[arg(long, value_name = "TEXT")]
-    pub goal_description: Option<String>,
-    /// Research notes handed to the agent (repeatable)
-    #[arg(long = "context-file", value_name = "FILE")]
-    pub context_files: Vec<PathBuf>,
+    // The brief of `task run` (its `--expected` is ranked with the task here).
+    #[command(flatten)]
+    pub brief: TaskBriefArgs,
     /// The task; `-` or absent: read it from stdin
     pub task: Option<String>,
 }

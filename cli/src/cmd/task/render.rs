@@ -47,6 +47,17 @@ pub fn report_with_delivery(o: &TaskOutcome, style: Style) -> String {
 /// The final report, for a person.
 pub fn report(o: &TaskOutcome, style: Style) -> String {
     let mut s = String::new();
+    heading(&mut s, o, style);
+    baseline(&mut s, o);
+    tests(&mut s, o, style);
+    cycles(&mut s, o);
+    changes(&mut s, o, style);
+    verdict(&mut s, o, style);
+    s
+}
+
+/// The status line, the provider and model, the work tree.
+fn heading(s: &mut String, o: &TaskOutcome, style: Style) {
     let label = o.status.label();
     let status = match o.status.as_str() {
         "validated" | "committed" => style.green(label),
@@ -79,7 +90,10 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
         o.branch
     );
     let _ = writeln!(s, "work tree {}", o.worktree);
-    // Which build cache each baseline step used, and whether it was warm.
+}
+
+/// Which build cache each baseline step used, and what already failed before the agent.
+fn baseline(s: &mut String, o: &TaskOutcome) {
     for step in o.baseline.iter().flat_map(|b| &b.steps) {
         if let Some(cache) = &step.cache {
             let _ = writeln!(
@@ -99,6 +113,10 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
             failing.join(", ")
         );
     }
+}
+
+/// Per validation step: the tests newly failing, already failing and fixed.
+fn tests(s: &mut String, o: &TaskOutcome, style: Style) {
     for t in &o.tests {
         let list = |names: &[String]| {
             if names.is_empty() {
@@ -125,6 +143,10 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
                 .unwrap_or_default()
         );
     }
+}
+
+/// One line per agent run: its kind, cost and validation.
+fn cycles(s: &mut String, o: &TaskOutcome) {
     for (i, c) in o.cycles.iter().enumerate() {
         let validation = c
             .validation
@@ -149,6 +171,10 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
             c.cost_usd
         );
     }
+}
+
+/// The changed files and the review's findings.
+fn changes(s: &mut String, o: &TaskOutcome, style: Style) {
     if !o.files.is_empty() {
         let _ = writeln!(s, "files:");
         for f in &o.files {
@@ -174,6 +200,10 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
         let line = f.line.map(|l| format!(":{l}")).unwrap_or_default();
         let _ = writeln!(s, "  {sev} {} {}{line}: {}", f.rule, f.path, f.message);
     }
+}
+
+/// Risk, cost, the sandbox and what it refused, the error, how to undo.
+fn verdict(s: &mut String, o: &TaskOutcome, style: Style) {
     let _ = writeln!(
         s,
         "risk {}/10 ({}){}",
@@ -215,7 +245,6 @@ pub fn report(o: &TaskOutcome, style: Style) -> String {
         "discard"
     };
     let _ = writeln!(s, "{undo}: {}", o.rollback);
-    s
 }
 
 #[cfg(test)]

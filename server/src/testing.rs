@@ -1,0 +1,86 @@
+//! The composition the server's own tests run on: the real local adapters, the shipped
+//! providers, the built-in configuration (no user file, no environment).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use forge_adapter_store::{DEFAULT_FILE, SqliteStore};
+use forge_app::config::{ConfigError, EffectiveConfig, defaults, merge};
+use forge_app::delivery::Delivery;
+use forge_app::{ProviderRegistry, Runtime};
+use forge_domain::{ForgeError, Redactor};
+use forge_ports::{EnvSnapshot, TaskStore};
+
+use crate::composition::{Composition, ConfigOverrides, OpenError};
+
+pub struct TestComposition;
+
+#[async_trait]
+impl Composition for TestComposition {
+    fn config(&self, _: &ConfigOverrides) -> Result<EffectiveConfig, ConfigError> {
+        Ok(merge(&[defaults()]))
+    }
+
+    fn registry(&self) -> ProviderRegistry {
+        ProviderRegistry::new()
+            .register(
+                forge_adapter_claude::provider_id(),
+                forge_adapter_claude::provider,
+            )
+            .register(
+                forge_adapter_codex::provider_id(),
+                forge_adapter_codex::provider,
+            )
+            .register(
+                forge_adapter_gemini::provider_id(),
+                forge_adapter_gemini::provider,
+            )
+    }
+
+    fn redactor(&self) -> Redactor {
+        Redactor::new()
+    }
+
+    fn environment(&self) -> EnvSnapshot {
+        EnvSnapshot::new()
+    }
+
+    async fn delivery(&self, repo: &Path) -> Result<Delivery, OpenError> {
+        Err(OpenError::Refused(format!(
+            "no delivery in the server's tests ({})",
+            repo.display()
+        )))
+    }
+
+    fn task_store_file(&self) -> &'static str {
+        DEFAULT_FILE
+    }
+
+    async fn open_task_store(&self, db: PathBuf) -> Result<Arc<dyn TaskStore>, ForgeError> {
+        let store = tokio::task::spawn_blocking(move || SqliteStore::open(db))
+            .await
+            .map_err(|e| ForgeError::io("task store: opening", e))??;
+        Ok(Arc::new(store))
+    }
+
+    fn encode_metrics(&self) -> String {
+        "# EOF\n".to_owned()
+    }
+}
+
+/// The real local adapters: processes, files, `git`, no metrics.
+pub fn runtime() -> Runtime {
+    let runner: Arc<dyn forge_ports::ProcessRunner> =
+        Arc::new(forge_adapter_process::TokioProcessRunner::new());
+    Runtime {
+        runner: Arc::clone(&runner),
+        workspace: Arc::new(forge_adapter_fs::FsWorkspace::new()),
+        artifacts: Arc::new(forge_adapter_fs::FsArtifactStore::new(Redactor::new())),
+        vcs: Some(Arc::new(forge_adapter_git::GitCli::new(runner))),
+        logger: Arc::new(forge_adapter_telemetry::TracingLogger::new()),
+        metrics: Arc::new(forge_adapter_telemetry::NoopMetrics),
+        clock: Arc::new(forge_adapter_telemetry::SystemClock::new()),
+        ids: Arc::new(forge_adapter_telemetry::UuidV7Ids::new()),
+    }
+}
