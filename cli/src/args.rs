@@ -73,6 +73,9 @@ pub enum Command {
     /// Changes held for a person: list, show, approve, reject
     #[command(subcommand)]
     Approvals(crate::cmd::approvals::ApprovalsCmd),
+    /// An agent's permission requests (run --permission-mode ask): list, allow, deny
+    #[command(subcommand)]
+    Permissions(crate::cmd::permissions::PermissionsCmd),
     /// Review a change (base...head) for a pull request: the deterministic rules and an agent
     /// of any provider, read-only, written as Markdown, JSON, SARIF and a GitHub review
     #[command(after_help = crate::cmd::review::REVIEW_EXIT_CODES)]

@@ -35,7 +35,7 @@ pub use index::{EntryKind, IndexEntry, RepoIndexer};
 pub use logger::{Logger, RunLogger};
 pub use metrics::Metrics;
 pub use notify::Notifier;
-pub use permission::PermissionRequests;
+pub use permission::{PermissionAsker, PermissionRequests};
 pub use process::{
     CapturedOutput, EnvSpec, FileSource, Invocation, KillLadder, PreparedFile, ProcessExit,
     ProcessKiller, ProcessRunner, RunningProcess, SandboxDenials, SpawnOptions, StderrLines,

@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::permission::{
     PermissionDecided, PermissionDecision, PermissionId, PermissionOwner, PermissionRequest,
+    ToolRequest,
 };
 
 #[async_trait]
@@ -86,4 +87,31 @@ pub trait PermissionRequests: Send + Sync {
         id: &PermissionId,
         timeout_ms: u64,
     ) -> Result<Option<PermissionRequest>, ForgeError>;
+}
+
+/// One run's way to ask before a tool is used (`--permission-mode ask`): the agent's
+/// session hands it every permission request of the agent; rules decide first, else a
+/// person, through the store, else the timeout. Built by the app for the run.
+#[async_trait]
+pub trait PermissionAsker: Send + Sync {
+    /// Stores the request; when a rule decides it, decided at once. Returns it as stored.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the store cannot be written (the session then denies: a
+    /// request nobody can see is never allowed).
+    async fn ask(&self, tool: ToolRequest) -> Result<PermissionRequest, ForgeError>;
+
+    /// Waits until the request is decided — by anyone, or by its timeout — and returns it
+    /// decided.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the store cannot be reached for longer than the request's
+    /// time (the session then denies).
+    async fn answer(&self, id: &PermissionId) -> Result<PermissionRequest, ForgeError>;
+
+    /// The run is over: its requests still pending are closed as cancelled.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the store cannot be written.
+    async fn close(&self) -> Result<Vec<PermissionRequest>, ForgeError>;
 }

@@ -12,7 +12,8 @@ use forge_domain::{
     AgentEvent, ExecutionMode, ExecutionRequest, ExecutionResult, PermissionMode, SessionId,
 };
 
-use crate::args::RunArgs;
+use crate::args::{RunArgs, RunPermissionArg};
+use crate::cmd::run_prompt::Prompter;
 use crate::compose;
 use crate::config_load::{load_config, workdir};
 use crate::exit::{Failure, exit_code_of};
@@ -42,6 +43,15 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     .tool_host(compose::tool_host());
     if let Some(sink) = &sink {
         builder = builder.event_sink(Arc::clone(sink) as Arc<dyn EventSink>);
+    }
+    // `ask`: the requests go to the workdir's store, where this terminal and anyone with
+    // `permissions allow|deny` answer them.
+    let bridge = match args.permission_mode {
+        Some(RunPermissionArg::Ask) => Some(crate::permissions::bridge(&workdir(&args.config))?),
+        _ => None,
+    };
+    if let Some(bridge) = &bridge {
+        builder = builder.permissions(bridge.clone());
     }
     let agent = builder.build().map_err(|e| Failure::Usage(e.to_string()))?;
 
@@ -76,8 +86,18 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
         Format::Human => {
             let spinner = Spinner::new(is_tty && std::io::stderr().is_terminal());
             let mut renderer = HumanRenderer::new(&mut out, Style::detect(is_tty), spinner, live);
+            let prompter = bridge
+                .as_ref()
+                .filter(|_| std::io::stdin().is_terminal())
+                .map(|b| Prompter::new(Arc::clone(&b.store)));
             while let Some(event) = handle.next_event().await {
                 renderer.event(&event);
+                if let (Some(prompter), AgentEvent::PermissionRequested { request }) =
+                    (&prompter, &event)
+                    && request.is_pending()
+                {
+                    prompter.ask(request);
+                }
             }
             let result = handle.result().await;
             renderer.finish(&result);

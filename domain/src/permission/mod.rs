@@ -16,7 +16,7 @@ mod shell;
 pub use decision::{
     AlreadyDecided, DecidedBy, PermissionDecided, PermissionDecision, TIMEOUT_MESSAGE, Verdict,
 };
-pub use request::{PermissionId, PermissionOwner, PermissionRequest, ToolRequest};
+pub use request::{PermissionId, PermissionOwner, PermissionRequest, ToolRequest, edit_diff};
 pub use rules::{Rule, RuleError, RuleSet, RuleVerdict, Rules};
 
 /// How long a request waits for a person when `[permissions] timeout_ms` says nothing.

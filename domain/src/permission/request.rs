@@ -143,3 +143,20 @@ impl PermissionRequest {
         self.is_pending() && now_ms >= self.expires_at_ms
     }
 }
+
+/// An edit as a person reads it in a request: the old lines `-`, the new `+` (a new file:
+/// only `+`). Not a minimal diff — the agent's own old and new text, both whole.
+pub fn edit_diff(old: Option<&str>, new: &str) -> String {
+    let mut out = String::new();
+    for line in old.unwrap_or_default().lines() {
+        out.push('-');
+        out.push_str(line);
+        out.push('\n');
+    }
+    for line in new.lines() {
+        out.push('+');
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}

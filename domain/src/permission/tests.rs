@@ -418,3 +418,10 @@ fn a_summary_shows_the_tool_and_what_it_acts_on() {
     );
     assert_eq!(tool(ToolKind::Other, "TodoWrite").summary(), "TodoWrite");
 }
+
+#[test]
+fn an_edit_shows_its_old_and_new_lines() {
+    assert_eq!(edit_diff(Some("a\nb"), "a\nc\n"), "-a\n-b\n+a\n+c\n");
+    assert_eq!(edit_diff(None, "new"), "+new\n");
+    assert_eq!(edit_diff(Some(""), ""), "");
+}
