@@ -66,10 +66,6 @@ impl AcpProvider {
             ),
             (request.mcp_config.is_some(), "an MCP config file"),
             (request.output_schema.is_some(), "an output schema"),
-            (
-                request.permission_mode == Some(PermissionMode::Ask),
-                "`--permission-mode ask` (issue 41: the bridge is not wired into the run loop)",
-            ),
         ];
         match asked.iter().find(|(set, _)| *set) {
             Some((_, what)) => Err(ForgeError::InvalidRequest {
@@ -110,11 +106,7 @@ impl Provider for AcpProvider {
             reports_cost: false,
             allowed_tools: false,
             append_system_prompt: false,
-            // `ask` is not among them: see `forge_domain::permission::ask_refusal`.
-            permission_modes: PermissionMode::ALL
-                .into_iter()
-                .filter(|m| *m != PermissionMode::Ask)
-                .collect(),
+            permission_modes: PermissionMode::ALL.to_vec(),
         }
     }
 
