@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use forge_domain::sandbox::{
     Confinement, RunNetwork, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home,
-    mcp_endpoint, model_wiring, provider_credentials,
+    mcp_endpoint, model_wiring, paths_named, provider_credentials,
 };
 use forge_domain::{ExecutionRequest, PermissionMode};
 use forge_ports::{Invocation, InvocationContext};
@@ -44,6 +44,14 @@ pub fn agent(
         .map(|s| (*s).to_owned())
         .collect();
     confinement.network = run_network(ctx, provider, &program);
+    // What its configuration names outside the usual places (an ACP agent's
+    // `CLAUDE_CODE_EXECUTABLE` under /tmp, a `--settings` file): readable inside.
+    let program_path = invocation.program.to_string_lossy().into_owned();
+    confinement.config_reads = paths_named(
+        std::iter::once(program_path.as_str())
+            .chain(invocation.args.iter().map(String::as_str))
+            .chain(invocation.env.set.values().map(String::as_str)),
+    );
     invocation.confined(confinement)
 }
 
@@ -67,4 +75,49 @@ pub fn code(invocation: Invocation, work_tree: &Path, writable: &[PathBuf]) -> I
         });
     confinement.user_state = TOOLCHAIN_CACHES_IN_HOME.iter().map(Into::into).collect();
     invocation.confined(confinement)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forge_domain::{ProviderId, RunId};
+
+    #[test]
+    fn what_an_agents_configuration_names_is_read_where_it_lies() {
+        let mut invocation = Invocation::new(
+            "/tmp/clis/node_modules/.bin/claude-agent-acp",
+            vec!["--settings=/tmp/s.json".into(), "--acp".into()],
+            "/w",
+        );
+        let env = &mut invocation.env.set;
+        env.insert(
+            "CLAUDE_CODE_EXECUTABLE".into(),
+            "/tmp/clis/node_modules/.bin/claude".into(),
+        );
+        env.insert("ANTHROPIC_BASE_URL".into(), "http://127.0.0.1:4100".into());
+        env.insert("IS_SANDBOX".into(), "1".into());
+        let request = ExecutionRequest::new(ProviderId::new("claude-acp").unwrap(), "hi", "/w");
+        let ctx = InvocationContext {
+            run_id: RunId::new("r1").unwrap(),
+            run_dir: "/w/.forgecode/runs/r1".into(),
+            home: None,
+            in_repository: None,
+            resumed_usage: None,
+            mcp: None,
+        };
+        let agent = agent(invocation.clone(), &request, &ctx, "claude-acp");
+        let reads = agent.confinement.unwrap().config_reads;
+        let want: Vec<PathBuf> = [
+            "/tmp/clis/node_modules/.bin/claude-agent-acp",
+            "/tmp/s.json",
+            "/tmp/clis/node_modules/.bin/claude",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(reads, want);
+        // Code the agent runs names nothing of the agent's configuration.
+        let step = code(invocation, Path::new("/w"), &[]);
+        assert!(step.confinement.unwrap().config_reads.is_empty());
+    }
 }

@@ -49,7 +49,7 @@ pub fn config(flag: Option<SandboxMode>, workdir: &Path) -> Result<SandboxConfig
 pub fn runner(config: SandboxConfig) -> Arc<SandboxedRunner> {
     Arc::new(
         SandboxedRunner::new(Arc::new(TokioProcessRunner::new()), config)
-            .with_network(Arc::new(crate::egress::ForgeEgress::new())),
+            .with_network(Arc::new(crate::egress::confinement())),
     )
 }
 

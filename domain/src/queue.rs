@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ForgeError;
 use crate::task::TaskId;
 
 /// Where a queued task stands. `Succeeded`, `Failed`, `Cancelled` and `Dead` are final.
@@ -174,12 +175,115 @@ pub fn pushed_delivery(report: &serde_json::Value) -> Option<(String, String)> {
     Some((branch, commit))
 }
 
+/// The `last_error` of a task declared dead, with `%s` where the attempts and the last
+/// worker go: the one wording that [`dead_error`] fills in Rust and a SQL `format()` fills in
+/// a statement that ends lost tasks itself.
+pub const DEAD_ERROR_FORMAT: &str = "lease lost %s time(s), last held by %s; max_attempts reached";
+
+/// The `last_error` of a task claimed after its worker's lease ran out, with `%s` where that
+/// worker goes (see [`taken_over_error`]).
+pub const TAKEN_OVER_FORMAT: &str = "lease of %s ran out";
+
+/// Who held a dead task that names no worker.
+pub const NO_WORKER: &str = "no worker";
+
 /// The message a task declared dead carries.
 pub fn dead_error(attempts: u32, worker: Option<&str>) -> String {
-    format!(
-        "lease lost {attempts} time(s), last held by {}; max_attempts reached",
-        worker.unwrap_or("no worker")
+    fill(
+        DEAD_ERROR_FORMAT,
+        &[&attempts.to_string(), worker.unwrap_or(NO_WORKER)],
     )
+}
+
+/// The message a task carries once another worker took it over from `worker`, whose lease
+/// ran out.
+pub fn taken_over_error(worker: Option<&str>) -> String {
+    fill(TAKEN_OVER_FORMAT, &[worker.unwrap_or_default()])
+}
+
+/// `format` with each `%s` replaced by the next of `values` (as SQL's `format()` does).
+fn fill(format: &str, values: &[&str]) -> String {
+    let mut out =
+        String::with_capacity(format.len() + values.iter().map(|v| v.len()).sum::<usize>());
+    let mut values = values.iter();
+    let mut rest = format;
+    while let Some(at) = rest.find("%s") {
+        out.push_str(&rest[..at]);
+        out.push_str(values.next().copied().unwrap_or_default());
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// How a running task whose lease ran out for the last time (or after a cancel) ends: its
+/// final state and the `last_error` it gets (`None`: it keeps the one it has).
+pub fn lost_task_end(
+    attempts: u32,
+    worker: Option<&str>,
+    cancel_requested: bool,
+) -> (QueueState, Option<String>) {
+    if cancel_requested {
+        (QueueState::Cancelled, None)
+    } else {
+        (QueueState::Dead, Some(dead_error(attempts, worker)))
+    }
+}
+
+impl Heartbeat {
+    /// What a heartbeat learned from renewing the lease: `None` when the worker no longer
+    /// held it, else whether a cancel was asked for.
+    pub fn of_renewal(cancel_requested: Option<bool>) -> Self {
+        match cancel_requested {
+            None => Heartbeat::Lost,
+            Some(true) => Heartbeat::CancelRequested,
+            Some(false) => Heartbeat::Held,
+        }
+    }
+}
+
+impl Finish {
+    /// A worker finishes a task only in a final state.
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] for `queued` or `running`.
+    pub fn check(&self) -> Result<(), ForgeError> {
+        if self.state.is_final() {
+            Ok(())
+        } else {
+            Err(ForgeError::InvalidRequest {
+                reason: format!("a task cannot finish as {}", self.state),
+            })
+        }
+    }
+}
+
+/// The queue's refusals, worded once for every adapter.
+pub mod refusal {
+    use std::fmt::Display;
+
+    use crate::ForgeError;
+
+    /// A submission whose task id the queue already holds.
+    pub fn already_queued(id: impl Display) -> ForgeError {
+        ForgeError::InvalidRequest {
+            reason: format!("task {id} is already in the queue"),
+        }
+    }
+
+    /// An event for a task the queue does not hold.
+    pub fn no_task_for_event(id: impl Display) -> ForgeError {
+        ForgeError::InvalidRequest {
+            reason: format!("no task {id} in the queue to store an event for"),
+        }
+    }
+
+    /// A record (a delivery, an approval) for a task the queue does not hold.
+    pub fn no_such_task(id: impl Display) -> ForgeError {
+        ForgeError::InvalidRequest {
+            reason: format!("no task with id {id} in the queue"),
+        }
+    }
 }
 
 /// The state a worker's `task run` exit code stands for (see `TASK_EXIT_CODES`): 0 and 10
@@ -240,6 +344,55 @@ mod tests {
             serde_json::json!({"delivery": {"branch": "b", "commit": "c", "pushed": "true"}}),
             None,
         );
+    }
+
+    #[test]
+    fn lost_leases_are_worded_once() {
+        assert_eq!(
+            dead_error(2, Some("w2")),
+            "lease lost 2 time(s), last held by w2; max_attempts reached"
+        );
+        assert_eq!(
+            dead_error(1, None),
+            "lease lost 1 time(s), last held by no worker; max_attempts reached"
+        );
+        assert_eq!(taken_over_error(Some("w1")), "lease of w1 ran out");
+        assert_eq!(taken_over_error(None), "lease of  ran out");
+        // Look-alikes: a value holding `%s` is not filled again; missing values are empty.
+        assert_eq!(fill("a %s b %s", &["%s"]), "a %s b ");
+        assert_eq!(fill("no placeholder", &["x"]), "no placeholder");
+    }
+
+    #[test]
+    fn lost_tasks_end_dead_unless_cancelled() {
+        let check = |cancel: bool, expected: (QueueState, Option<String>)| {
+            assert_eq!(lost_task_end(3, Some("w"), cancel), expected, "{cancel}");
+        };
+        check(true, (QueueState::Cancelled, None));
+        check(false, (QueueState::Dead, Some(dead_error(3, Some("w")))));
+    }
+
+    #[test]
+    fn renewals_say_what_the_heartbeat_learned() {
+        let check = |renewed: Option<bool>, expected: Heartbeat| {
+            assert_eq!(Heartbeat::of_renewal(renewed), expected, "{renewed:?}");
+        };
+        check(None, Heartbeat::Lost);
+        check(Some(true), Heartbeat::CancelRequested);
+        check(Some(false), Heartbeat::Held);
+    }
+
+    #[test]
+    fn only_final_states_finish_a_task() {
+        for state in QueueState::ALL {
+            let finish = Finish {
+                state,
+                exit_code: None,
+                error: None,
+                report: None,
+            };
+            assert_eq!(finish.check().is_ok(), state.is_final(), "{state}");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod process;
 pub mod provider;
 pub mod queue;
 pub mod repomap;
+pub mod sandbox;
 pub mod session;
 pub mod share;
 pub mod sink;
@@ -47,6 +48,7 @@ pub use provider::{
 };
 pub use queue::TaskQueue;
 pub use repomap::{RepoMapper, RepoTags};
+pub use sandbox::{EgressSession, NetworkConfinement, SandboxDescription, SandboxNetwork};
 pub use session::{AgentSession, LaterStep, SessionServices, SessionStep, StdinWriter};
 pub use share::ShareLinks;
 pub use sink::{EventSink, RunSink};

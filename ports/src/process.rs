@@ -221,10 +221,16 @@ pub trait ProcessRunner: Send + Sync {
     /// first match on PATH. `None` when not found (not an error: callers report it).
     fn locate(&self, program: &Path) -> Option<PathBuf>;
 
-    /// How this runner confines invocations that carry a confinement, for the run's result:
-    /// `off`, or `on (<mechanism>; <network>)`. `None`: it has no sandbox.
-    fn sandbox(&self) -> Option<String> {
+    /// How this runner confines invocations that carry a confinement. `None`: it has no
+    /// sandbox.
+    fn sandbox_description(&self) -> Option<crate::sandbox::SandboxDescription> {
         None
+    }
+
+    /// [`ProcessRunner::sandbox_description`] as a run's result and a task's report say it
+    /// (`off`, or `on (<mechanism>; <network>)`): the one place it becomes text.
+    fn sandbox(&self) -> Option<String> {
+        self.sandbox_description().map(|d| d.to_string())
     }
 
     /// Ends the live processes that carry the marker of a run that is over (its forge is

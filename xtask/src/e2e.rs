@@ -37,6 +37,8 @@ mod resume_cost;
 mod retry_events;
 mod review;
 mod sandbox;
+mod sandbox_acp;
+mod sandbox_registry;
 mod sandbox_task;
 mod scenarios;
 mod select;
@@ -195,8 +197,8 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "sandbox",
-        about: "a steered agent's escapes (key, home, outside, git hook, editor task, shared /tmp, /proc environ): refused with the sandbox on, possible with --sandbox off; a steered guarded task delivered with its refusals reported",
-        scenarios: Vec::new,
+        about: "a steered agent's escapes (key, home, outside, git hook, editor task, shared /tmp, /proc environ): refused with the sandbox on, possible with --sandbox off; a steered guarded task delivered with its refusals reported; guarded tasks on a Rust crate and a Python package with a dependency fetched through the registries, corrected and committed (and the report when the registries are shut); claude-agent-acp with its claude under /tmp",
+        scenarios: sandbox::names,
         run: sandbox::run,
     },
     Group {
@@ -280,7 +282,11 @@ pub fn run(args: &E2eArgs) -> anyhow::Result<()> {
     let (text, failed) = summary::summary(&results, started.elapsed().as_secs_f64(), args.jobs);
     print(&text);
     if args.latest {
-        print(&latest::drift_table(&latest::unknown_kinds(&suite.work)));
+        let reported = latest::reported_versions(&suite.clis);
+        print(&latest::drift_table(&latest::unknown_kinds(
+            &suite.work,
+            &reported,
+        )));
     }
     if failed.is_empty() {
         Ok(())

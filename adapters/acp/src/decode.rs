@@ -304,6 +304,36 @@ impl AcpDecoder {
     }
 }
 
+/// How many of stderr's last lines a start-up failure quotes.
+const START_STDERR_LINES: usize = 5;
+
+/// Where to look when an agent failed during start-up: a program or file its configuration
+/// does not name (a CLI it finds on its own) is hidden by the sandbox.
+const START_HINT: &str = "the agent ended during start-up; inside forge's sandbox (on by \
+    default) it reads only the system, its own installation, the work tree and the paths its \
+    command and env name — name what it runs (CLAUDE_CODE_EXECUTABLE, NODE_PATH) in the \
+    provider's env, check its refusals in the run's sandbox_denied, or compare with \
+    --sandbox off";
+
+/// A start-up failure's message with the agent's last stderr lines, and the hint.
+fn start_failure(reason: String, exit: Option<&ProcessExit>) -> (String, Option<String>) {
+    let lines: Vec<&str> = exit
+        .map(|e| e.stderr_tail.lines())
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let last = &lines[lines.len().saturating_sub(START_STDERR_LINES)..];
+    let message = if last.is_empty() {
+        reason
+    } else {
+        let said = forge_domain::error::excerpt(&last.join(" / "), 600);
+        format!("{reason}; the agent's stderr ends: {said}")
+    };
+    (message, Some(START_HINT.to_owned()))
+}
+
 /// Token counts an agent put in the prompt answer's `_meta` (gemini's
 /// `quota.token_count`: `input_tokens` and `output_tokens`).
 fn meta_usage(meta: Option<Meta>) -> Option<Usage> {
@@ -350,7 +380,7 @@ impl Decoder for AcpDecoder {
         Ok(LineShape::Json)
     }
 
-    fn finish(&mut self, _exit: Option<&ProcessExit>) -> ResultPieces {
+    fn finish(&mut self, exit: Option<&ProcessExit>) -> ResultPieces {
         // A crash before the answer: the runtime adds the stderr tail.
         let stopped = self.stop.and_then(AgentStopReason::error);
         let error = self.failure.clone().or(stopped);
@@ -359,10 +389,20 @@ impl Decoder for AcpDecoder {
             Some(AgentStopReason::EndTurn) => Some(true),
             _ => None,
         };
-        let errors = error.map(|stderr_summary| ForgeError::ProviderExecution {
-            exit_code: None,
-            stderr_summary,
-            hint: None,
+        // Ended before a session opened: what the agent said on stderr is the reason the
+        // protocol's answer leaves out ("Query closed before response received").
+        let starting = self.acc.session_id.is_none();
+        let errors = error.map(|reason| {
+            let (stderr_summary, hint) = if starting {
+                start_failure(reason, exit)
+            } else {
+                (reason, None)
+            };
+            ForgeError::ProviderExecution {
+                exit_code: None,
+                stderr_summary,
+                hint,
+            }
         });
         let mut metadata = ExecutionMetadata {
             session_id: self.acc.session_id.clone(),

@@ -12,7 +12,8 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use forge_adapter_egress::{Credential, CredentialSlot, Egress, EgressConfig, Route};
+use forge_adapter_egress::{Egress, EgressConfig, fresh_key};
+use forge_domain::sandbox::{EgressRoute, KeySlot};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -39,14 +40,14 @@ async fn main() {
         }
     });
     let dir = tempfile::tempdir().unwrap();
-    let credential = Credential::new(CredentialSlot::Header("x-api-key".into()), "sk-real");
+    let credential = fresh_key(KeySlot::Header("x-api-key".into()), "sk-real");
     let placeholder = credential.placeholder.clone();
     let egress = Egress::start(EgressConfig {
         socket_dir: dir.path().join("s"),
-        routes: vec![Route {
+        routes: vec![EgressRoute {
             addr: upstream,
             upstream: None,
-            credentials: vec![credential],
+            keys: vec![credential],
         }],
         allow_hosts: Vec::new(),
     })

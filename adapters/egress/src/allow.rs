@@ -1,80 +1,11 @@
-//! Which targets the proxy lets through: the allowlist's patterns and the addresses that are
-//! never reachable through it (loopback, private networks, the cloud metadata service).
+//! Which targets the proxy lets through: the allowlist's patterns (the domain's
+//! [`HostPattern`]: the package registries and `[sandbox] allow_hosts`) and the addresses
+//! that are never reachable through it (loopback, private networks, the cloud metadata
+//! service).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::str::FromStr;
 
-use crate::denial::DenyReason;
-use crate::error::EgressError;
-
-/// One `[sandbox] allow_hosts` entry: `registry.npmjs.org`, `*.crates.io` (subdomains, not
-/// the apex), each optionally with `:port` (any port otherwise).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowHost {
-    host: HostPattern,
-    port: Option<u16>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum HostPattern {
-    Exact(String),
-    Subdomains(String),
-}
-
-impl FromStr for AllowHost {
-    type Err = EgressError;
-
-    fn from_str(entry: &str) -> Result<Self, Self::Err> {
-        let bad = |reason: &str| EgressError::BadAllowHost {
-            entry: entry.to_owned(),
-            reason: reason.to_owned(),
-        };
-        let (host, port) = match entry.rsplit_once(':') {
-            Some((host, port)) if !host.contains(':') => {
-                let port = port
-                    .parse::<u16>()
-                    .map_err(|_| bad("the port is not a number from 0 to 65535"))?;
-                (host, Some(port))
-            }
-            _ => (entry, None),
-        };
-        let host = normalise(host);
-        let pattern = match host.strip_prefix("*.") {
-            Some(domain) => HostPattern::Subdomains(domain.to_owned()),
-            None => HostPattern::Exact(host.clone()),
-        };
-        let name = match &pattern {
-            HostPattern::Exact(h) | HostPattern::Subdomains(h) => h,
-        };
-        let valid = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
-        if !valid {
-            return Err(bad(
-                "expected a host name such as `registry.npmjs.org` or `*.crates.io`",
-            ));
-        }
-        Ok(Self {
-            host: pattern,
-            port,
-        })
-    }
-}
-
-impl AllowHost {
-    fn matches(&self, host: &str, port: u16) -> bool {
-        if self.port.is_some_and(|p| p != port) {
-            return false;
-        }
-        match &self.host {
-            HostPattern::Exact(h) => h == host,
-            HostPattern::Subdomains(domain) => host
-                .strip_suffix(domain.as_str())
-                .is_some_and(|prefix| prefix.len() > 1 && prefix.ends_with('.')),
-        }
-    }
-}
+use forge_domain::sandbox::{DenyReason, HostPattern};
 
 /// Lower case, without a trailing dot or IPv6 brackets.
 pub(crate) fn normalise(host: &str) -> String {
@@ -89,7 +20,7 @@ pub(crate) fn normalise(host: &str) -> String {
 /// # Errors
 /// The reason it may not.
 #[cfg(test)]
-pub(crate) fn check_name(host: &str, port: u16, allow: &[AllowHost]) -> Result<(), DenyReason> {
+pub(crate) fn check_name(host: &str, port: u16, allow: &[HostPattern]) -> Result<(), DenyReason> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         check_address(ip)?;
     }
@@ -104,7 +35,7 @@ pub(crate) fn check_name(host: &str, port: u16, allow: &[AllowHost]) -> Result<(
 pub(crate) fn check_name_only(
     host: &str,
     port: u16,
-    allow: &[AllowHost],
+    allow: &[HostPattern],
 ) -> Result<(), DenyReason> {
     if METADATA_NAMES.contains(&host) {
         return Err(DenyReason::MetadataAddress);
@@ -184,7 +115,7 @@ mod tests {
     use super::*;
 
     fn check(target: &str, allow: &[&str], expected: Result<(), DenyReason>) {
-        let allow: Vec<AllowHost> = allow.iter().map(|a| a.parse().unwrap()).collect();
+        let allow: Vec<HostPattern> = allow.iter().map(|a| a.parse().unwrap()).collect();
         let (host, port) = target.rsplit_once(':').unwrap();
         let got = check_name(&normalise(host), port.parse().unwrap(), &allow);
         assert_eq!(got, expected, "{target} with {allow:?}");
@@ -236,16 +167,6 @@ mod tests {
         ];
         for (target, allow, expected) in cases {
             check(target, allow, *expected);
-        }
-    }
-
-    #[test]
-    fn allow_entries_are_checked() {
-        for good in ["a.b", "*.crates.io", "registry.npmjs.org:443", "10.0.0.1"] {
-            assert!(good.parse::<AllowHost>().is_ok(), "{good}");
-        }
-        for bad in ["", "*.", "a b", "host:99999", "host:x", "http://x.org", "*"] {
-            assert!(bad.parse::<AllowHost>().is_err(), "{bad}");
         }
     }
 }

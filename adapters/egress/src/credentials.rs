@@ -4,20 +4,20 @@
 use http::header::{HeaderMap, HeaderValue};
 use http::uri::{PathAndQuery, Uri};
 
-use crate::config::{Credential, CredentialSlot};
+use forge_domain::sandbox::{EgressKey, KeySlot};
 
 /// Puts each credential's key where its placeholder is. Only the named header or query
 /// parameter is touched; anything else carrying the placeholder is left as it is.
-pub(crate) fn apply(credentials: &[Credential], headers: &mut HeaderMap, uri: &mut Uri) {
+pub(crate) fn apply(credentials: &[EgressKey], headers: &mut HeaderMap, uri: &mut Uri) {
     for credential in credentials {
         match &credential.slot {
-            CredentialSlot::Header(name) => replace_header(headers, name, credential),
-            CredentialSlot::Query(name) => replace_query(uri, name, credential),
+            KeySlot::Header(name) => replace_header(headers, name, credential),
+            KeySlot::Query(name) => replace_query(uri, name, credential),
         }
     }
 }
 
-fn replace_header(headers: &mut HeaderMap, name: &str, credential: &Credential) {
+fn replace_header(headers: &mut HeaderMap, name: &str, credential: &EgressKey) {
     let Ok(name) = http::HeaderName::from_bytes(name.as_bytes()) else {
         return;
     };
@@ -39,7 +39,7 @@ fn replace_header(headers: &mut HeaderMap, name: &str, credential: &Credential) 
     }
 }
 
-fn replace_query(uri: &mut Uri, name: &str, credential: &Credential) {
+fn replace_query(uri: &mut Uri, name: &str, credential: &EgressKey) {
     let Some(query) = uri.query() else {
         return;
     };
@@ -88,8 +88,8 @@ mod tests {
 
     use super::*;
 
-    fn key(slot: CredentialSlot) -> Credential {
-        Credential {
+    fn key(slot: KeySlot) -> EgressKey {
+        EgressKey {
             slot,
             placeholder: "PH".to_owned(),
             value: "real&key".to_owned(),
@@ -97,12 +97,7 @@ mod tests {
     }
 
     /// (slot, header name+value or uri, expected header value or uri)
-    fn check(
-        slot: CredentialSlot,
-        header: Option<(&str, &str)>,
-        uri: &str,
-        expected: (&str, &str),
-    ) {
+    fn check(slot: KeySlot, header: Option<(&str, &str)>, uri: &str, expected: (&str, &str)) {
         let mut headers = HeaderMap::new();
         if let Some((name, value)) = header {
             headers.insert(
@@ -121,7 +116,7 @@ mod tests {
 
     #[test]
     fn placeholders_are_swapped_only_in_their_slot() {
-        use CredentialSlot::{Header, Query};
+        use KeySlot::{Header, Query};
         let h = |n: &str| Header(n.to_owned());
         let q = |n: &str| Query(n.to_owned());
         check(

@@ -5,8 +5,6 @@ use std::path::PathBuf;
 /// Errors of [`crate::Egress::start`].
 #[derive(Debug, thiserror::Error)]
 pub enum EgressError {
-    #[error("allow_hosts entry `{entry}`: {reason}")]
-    BadAllowHost { entry: String, reason: String },
     #[error("route {addr}: upstream `{upstream}` is not an http(s) base URL")]
     BadUpstream { addr: String, upstream: String },
     #[error("route {addr}: `{name}` is not a valid header name for a credential")]

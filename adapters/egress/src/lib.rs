@@ -11,8 +11,8 @@
 //!  CLI ──HTTP(S)_PROXY 127.0.0.1:3128──► bridge ──unix proxy.sock──► Egress proxy ──► allowed host
 //! ```
 //!
-//! - A [`Route`] is a fixed endpoint (the model, forge's MCP server of the run) reached at
-//!   the same address inside. A route with [`Credential`]s is served as HTTP: the request's
+//! - A route (`EgressRoute`) is a fixed endpoint (the model, forge's MCP server of the run)
+//!   reached at the same address inside. A route with keys is served as HTTP: the request's
 //!   placeholder key is replaced by the real one outside, so the key never enters the
 //!   sandbox; bodies stream both ways (SSE is never buffered). Other routes are relayed byte
 //!   for byte.
@@ -20,6 +20,9 @@
 //!   `allow_hosts`, the cloud metadata address and loopback or private addresses (also when
 //!   an allowed name resolves to one) get `403` and a [`Denied`] on [`Egress::denials`];
 //!   a route's address through the proxy is served as that route.
+//! - [`EgressConfinement`] is the sandbox's network port (`forge_ports::NetworkConfinement`)
+//!   served by this crate: one [`Egress`] per confined process, its plan's routes and hosts
+//!   the domain's own types (`forge_domain::sandbox::EgressPlan`).
 //! - [`run_bridge`] is the sandbox's init (`forge-code-agent __sandbox-bridge`): it listens
 //!   on the routes' and the proxy's addresses on the sandbox's loopback, relays each
 //!   connection to its socket, runs the CLI and hands it the signals it gets.
@@ -28,6 +31,7 @@ mod allow;
 mod body;
 mod bridge;
 mod config;
+mod confinement;
 mod credentials;
 mod denial;
 mod egress;
@@ -37,9 +41,9 @@ mod relay;
 mod route;
 mod spec;
 
-pub use allow::AllowHost;
 pub use bridge::run_bridge;
-pub use config::{Credential, CredentialSlot, EgressConfig, Route};
+pub use config::{EgressConfig, fresh_key};
+pub use confinement::EgressConfinement;
 pub use denial::{Denied, DenyReason};
 pub use egress::Egress;
 pub use error::EgressError;

@@ -14,14 +14,16 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::allow::{self, AllowHost};
+use forge_domain::sandbox::HostPattern;
+
+use crate::allow;
 use crate::body::{self, Body, BoxError};
 use crate::denial::{Denied, DenyReason};
 use crate::route::RouteService;
 
 /// Everything a proxy connection needs.
 pub(crate) struct Proxy {
-    pub allow: Vec<AllowHost>,
+    pub allow: Vec<HostPattern>,
     pub routes: Vec<Arc<RouteService>>,
     pub denials: UnboundedSender<Denied>,
     pub tasks: TaskTracker,
@@ -82,6 +84,8 @@ impl Proxy {
             Ok(target) => target,
             Err(reason) => return self.refuse(shown, reason),
         };
+        // On the record like a refusal: a registry fetch is a connection out as any other.
+        tracing::info!(target = %shown, "sandbox egress allowed");
         if connect {
             self.tunnel(request, target);
             Response::new(body::empty())

@@ -11,13 +11,13 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::body::{self, Body, BoxError};
-use crate::config::Route;
 use crate::credentials;
 use crate::error::EgressError;
+use forge_domain::sandbox::{EgressRoute, KeySlot};
 
 /// One route, ready to serve connections.
 pub(crate) struct RouteService {
-    pub route: Route,
+    pub route: EgressRoute,
     /// The base URL HTTP requests go to (`http://<addr>` unless the route names another).
     base: reqwest::Url,
     /// Shared by every connection of the route: kept-alive upstream connections, so a
@@ -26,7 +26,7 @@ pub(crate) struct RouteService {
 }
 
 impl RouteService {
-    pub(crate) fn new(route: Route) -> Result<Self, EgressError> {
+    pub(crate) fn new(route: EgressRoute) -> Result<Self, EgressError> {
         let upstream = route
             .upstream
             .clone()
@@ -35,8 +35,8 @@ impl RouteService {
             addr: route.addr.to_string(),
             upstream: upstream.clone(),
         };
-        for credential in &route.credentials {
-            if let crate::config::CredentialSlot::Header(name) = &credential.slot {
+        for credential in &route.keys {
+            if let KeySlot::Header(name) = &credential.slot {
                 if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
                     return Err(EgressError::BadCredentialHeader {
                         addr: route.addr.to_string(),
@@ -92,7 +92,7 @@ impl RouteService {
     /// answer streams back as it arrives.
     pub(crate) async fn forward(&self, request: Request<Incoming>) -> Response<Body> {
         let (mut parts, incoming) = request.into_parts();
-        credentials::apply(&self.route.credentials, &mut parts.headers, &mut parts.uri);
+        credentials::apply(&self.route.keys, &mut parts.headers, &mut parts.uri);
         body::strip_hop_by_hop(&mut parts.headers);
         parts.headers.remove(http::header::HOST);
         let url = self.url_for(&parts.uri);

@@ -107,9 +107,7 @@ impl PgQueue {
         self.approvals_of(&rows)?
             .into_iter()
             .next()
-            .ok_or_else(|| ForgeError::InvalidRequest {
-                reason: format!("no task with id {id} in the queue"),
-            })
+            .ok_or_else(|| forge_domain::queue::refusal::no_such_task(id))
     }
 
     pub(crate) async fn queue_approvals(

@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::delivery::ApprovalId;
 use forge_domain::queue::{
-    Finish, Heartbeat, QueueDelivery, QueueEvent, QueueSubmission, QueuedTask,
+    DEAD_ERROR_FORMAT, Finish, Heartbeat, NO_WORKER, QueueDelivery, QueueEvent, QueueSubmission,
+    QueuedTask, TAKEN_OVER_FORMAT, refusal,
 };
 use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
 use forge_domain::task::TaskId;
@@ -235,23 +236,20 @@ impl TaskQueue for PgQueue {
             )
             .await?;
         self.first_task(&rows)?
-            .ok_or_else(|| ForgeError::InvalidRequest {
-                reason: format!("task {} is already in the queue", task.task_id),
-            })
+            .ok_or_else(|| refusal::already_queued(&task.task_id))
     }
 
     async fn claim(&self, worker: &str, lease_ms: u64) -> Result<Option<QueuedTask>, ForgeError> {
         // The tasks whose worker was lost for the last time (or after a cancel) end here
-        // instead of being claimed again. The claim below skips exactly those, so the two
-        // statements are independent: sent together, pipelined on the connection, they
-        // cost one round trip.
+        // instead of being claimed again (as `lost_task_end` says, worded by the domain's
+        // formats). The claim below skips exactly those, so the two statements are
+        // independent: sent together, pipelined on the connection, they cost one round trip.
         let end_lost = self.query(
             "ending lost tasks",
             "UPDATE queue_tasks SET
                 state = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'dead' END,
                 last_error = CASE WHEN cancel_requested THEN last_error ELSE format(
-                    'lease lost %s time(s), last held by %s; max_attempts reached',
-                    attempts, worker) END,
+                    $1::text, attempts, COALESCE(worker, $2::text)) END,
                 lease_until_ms = NULL,
                 finished_at_ms = forge_now_ms()
              WHERE task_id IN (
@@ -259,7 +257,7 @@ impl TaskQueue for PgQueue {
                 WHERE state = 'running' AND lease_until_ms < forge_now_ms()
                   AND (attempts >= max_attempts OR cancel_requested)
                 FOR UPDATE SKIP LOCKED)",
-            &[],
+            &[&DEAD_ERROR_FORMAT, &NO_WORKER],
         );
         // The attempt's first event, `claimed`, is stored by the same statement: one
         // commit, and no reader sees a running task without it.
@@ -272,7 +270,7 @@ impl TaskQueue for PgQueue {
                     lease_until_ms = forge_now_ms() + $2,
                     started_at_ms = forge_now_ms(),
                     last_error = CASE WHEN t.state = 'running'
-                        THEN format('lease of %s ran out', t.worker) ELSE t.last_error END,
+                        THEN format($3::text, t.worker) ELSE t.last_error END,
                     event_seq = t.event_seq + 1
                  FROM (
                     SELECT task_id FROM queue_tasks
@@ -294,7 +292,7 @@ impl TaskQueue for PgQueue {
             qualified_task_columns()
         );
         let lease = int(lease_ms);
-        let params: [&(dyn ToSql + Sync); 2] = [&worker, &lease];
+        let params: [&(dyn ToSql + Sync); 3] = [&worker, &lease, &TAKEN_OVER_FORMAT];
         let claim = self.query("claiming a task", &sql, &params);
         let (ended, rows) = tokio::join!(end_lost, claim);
         ended?;
@@ -316,19 +314,13 @@ impl TaskQueue for PgQueue {
                 &[&id.as_str(), &worker, &int(lease_ms)],
             )
             .await?;
-        Ok(match rows.first().map(|r| r.get::<_, bool>(0)) {
-            None => Heartbeat::Lost,
-            Some(true) => Heartbeat::CancelRequested,
-            Some(false) => Heartbeat::Held,
-        })
+        Ok(Heartbeat::of_renewal(
+            rows.first().map(|r| r.get::<_, bool>(0)),
+        ))
     }
 
     async fn finish(&self, id: &TaskId, worker: &str, finish: &Finish) -> Result<bool, ForgeError> {
-        if !finish.state.is_final() {
-            return Err(ForgeError::InvalidRequest {
-                reason: format!("a task cannot finish as {}", finish.state),
-            });
-        }
+        finish.check()?;
         // The result and the `finished` event in one statement: one commit, and the event
         // is stored exactly when the result is.
         let sql = format!(
@@ -385,9 +377,7 @@ impl TaskQueue for PgQueue {
             )
             .await?;
         let Some(row) = rows.first() else {
-            return Err(ForgeError::InvalidRequest {
-                reason: format!("no task with id {id} in the queue"),
-            });
+            return Err(refusal::no_such_task(id));
         };
         let read = |e: tokio_postgres::Error| db_error(&self.inner.url, doing, &e);
         let at_ms: i64 = row.try_get(3).map_err(read)?;
@@ -617,8 +607,6 @@ fn stored_seq(rows: &[tokio_postgres::Row], id: &TaskId) -> Result<u64, ForgeErr
     let seq: i64 = rows
         .first()
         .map(|r| r.get(0))
-        .ok_or_else(|| ForgeError::InvalidRequest {
-            reason: format!("no task {id} in the queue to store an event for"),
-        })?;
+        .ok_or_else(|| refusal::no_task_for_event(id))?;
     Ok(u64::try_from(seq).unwrap_or(0))
 }

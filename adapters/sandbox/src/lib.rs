@@ -26,5 +26,4 @@ mod runner;
 pub use args::bwrap_args;
 pub use env::confined_env;
 pub use mechanism::{Mechanism, Unavailable, probe};
-pub use net::{EgressKey, EgressPlan, EgressRoute, EgressSession, NetworkConfinement};
 pub use runner::{SandboxConfig, SandboxedRunner};

@@ -2,83 +2,20 @@
 //! model's route with the keys added outside, forge's MCP server, `[sandbox] allow_hosts`),
 //! worked out from the environment and files the invocation really uses.
 //!
-//! The egress point itself is plugged in by the composition root ([`NetworkConfinement`],
-//! implemented over `forge-adapter-egress`): one is started per confined process and lives
-//! exactly as long as it.
+//! The egress point itself is plugged in by the composition root
+//! ([`forge_ports::NetworkConfinement`], implemented by `forge-adapter-egress`): one is
+//! started per confined process and lives exactly as long as it.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
-use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::sandbox::{
-    Confinement, Endpoint, HostPattern, KeySlot, KeyUse, ModelWiring, model_route,
+    Confinement, EgressKey, EgressPlan, EgressRoute, Endpoint, HostPattern, KeySlot, KeyUse,
+    ModelWiring, model_route,
 };
-use forge_ports::{FileSource, PreparedFile, SandboxDenials};
-
-/// What one confined process may reach.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EgressPlan {
-    pub routes: Vec<EgressRoute>,
-    /// `[sandbox] allow_hosts`, and a model host that could not be given a route.
-    pub allow_hosts: Vec<String>,
-    /// Arguments the CLI is given before its own: codex's `-c` overrides that point it at
-    /// its route (its base URL lives in its config file, not in a variable).
-    pub cli_args: Vec<String>,
-}
-
-/// A fixed endpoint reached at `addr` inside the sandbox.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EgressRoute {
-    pub addr: SocketAddr,
-    /// Where requests go outside (an origin); `None`: the same address.
-    pub upstream: Option<String>,
-    pub keys: Vec<EgressKey>,
-}
-
-/// A key the egress point puts in place of its placeholder on its route.
-#[derive(Clone, PartialEq, Eq)]
-pub struct EgressKey {
-    pub slot: KeySlot,
-    pub placeholder: String,
-    pub value: String,
-}
-
-impl std::fmt::Debug for EgressKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EgressKey")
-            .field("slot", &self.slot)
-            .field("placeholder", &self.placeholder)
-            .field("value", &"[redacted]")
-            .finish()
-    }
-}
-
-/// Starts the egress point of one confined process.
-pub trait NetworkConfinement: Send + Sync {
-    /// An egress point serving `plan`, up before the process starts.
-    ///
-    /// # Errors
-    /// [`ForgeError::Io`] when its sockets cannot be made; [`ForgeError::InvalidRequest`]
-    /// for a route or host it cannot serve.
-    fn start(&self, plan: &EgressPlan) -> Result<Box<dyn EgressSession>, ForgeError>;
-}
-
-/// A running egress point. Dropping it stops it and removes its sockets.
-#[async_trait]
-pub trait EgressSession: Send {
-    /// The argv prefix run inside the sandbox before the command (the bridge).
-    fn bridge_args(&self) -> Vec<String>;
-    /// The variables the command needs inside (the proxy).
-    fn inside_env(&self) -> Vec<(String, String)>;
-    /// The directory of the sockets, bound into the sandbox at the same path.
-    fn socket_dir(&self) -> PathBuf;
-    /// The refusals as they happen, once.
-    fn take_denials(&mut self) -> Option<Box<dyn SandboxDenials>>;
-    /// Stops serving and waits until every connection has ended; the sockets are removed.
-    async fn shutdown(self: Box<Self>);
-}
+use forge_ports::{FileSource, PreparedFile};
 
 /// The plan for `confinement`, and the environment changed to match it: the model's base
 /// URL pointed at its route when it had to be rewritten, each key replaced by a placeholder
@@ -94,7 +31,7 @@ pub fn plan(
 ) -> Result<EgressPlan, ForgeError> {
     let mut out = EgressPlan {
         routes: Vec::new(),
-        allow_hosts: allow_hosts.iter().cloned().map(String::from).collect(),
+        allow_hosts: allow_hosts.to_vec(),
         cli_args: Vec::new(),
     };
     let mut taken = Vec::new();
@@ -157,9 +94,11 @@ fn model(
                 .find(|k| env.get(&k.env).is_some_and(|v| !v.is_empty()));
             let Some(key) = key else {
                 // A login in codex's home (ChatGPT): its own endpoints, through the proxy.
-                if let Ok(parsed) = forge_domain::sandbox::BaseUrl::parse(&url) {
-                    out.allow_hosts
-                        .push(format!("{}:{}", parsed.host, parsed.port));
+                if let Some(host) = forge_domain::sandbox::BaseUrl::parse(&url)
+                    .ok()
+                    .and_then(|u| HostPattern::parse(&format!("{}:{}", u.host, u.port)).ok())
+                {
+                    out.allow_hosts.push(host);
                 }
                 return Ok(());
             };
@@ -462,7 +401,8 @@ mod tests {
         let plan = plan(&confinement("codex", None), &mut vars, &[], &allow).unwrap();
         assert!(plan.routes.is_empty());
         assert!(plan.cli_args.is_empty());
-        assert_eq!(plan.allow_hosts, ["*.crates.io", "api.openai.com:443"]);
+        let hosts: Vec<String> = plan.allow_hosts.into_iter().map(String::from).collect();
+        assert_eq!(hosts, ["*.crates.io", "api.openai.com:443"]);
     }
 
     #[test]

@@ -14,8 +14,8 @@ use forge_ports::{
 };
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use crate::net::EgressSession;
 use crate::protected::MissingProtected;
+use forge_ports::EgressSession;
 
 pub(crate) struct ConfinedProcess {
     inner: Box<dyn RunningProcess>,

@@ -8,16 +8,16 @@ use async_trait::async_trait;
 use forge_domain::sandbox::{Confinement, SandboxMode, SandboxSettings, fs_plan, state_dirs_named};
 use forge_domain::{EndedOrphan, ForgeError};
 use forge_ports::{
-    CapturedOutput, EnvSpec, Invocation, ProcessRunner, RunningProcess, SpawnOptions,
+    CapturedOutput, EgressSession, EnvSpec, Invocation, NetworkConfinement, ProcessRunner,
+    RunningProcess, SandboxDescription, SandboxNetwork, SpawnOptions,
 };
 use futures::FutureExt as _;
 use tokio::sync::OnceCell;
 
 use crate::args::{bwrap_args, kind_of};
 use crate::env::confined_env;
-use crate::facts::gather;
+use crate::facts::{Run, gather};
 use crate::mechanism::{Mechanism, Unavailable, probe};
-use crate::net::{EgressSession, NetworkConfinement};
 use crate::process::ConfinedProcess;
 use crate::protected::MissingProtected;
 
@@ -172,7 +172,7 @@ impl SandboxedRunner {
                     &confinement,
                     &mut env,
                     &invocation.files,
-                    &self.config.settings.allow_hosts,
+                    &self.config.settings.reachable_hosts(),
                 )?;
                 (Some(network.start(&plan)?), plan.cli_args)
             }
@@ -184,10 +184,14 @@ impl SandboxedRunner {
             .as_ref()
             .and_then(|e| e.bridge_args().into_iter().next())
             .map(PathBuf::from);
+        let run = Run {
+            work_tree: &confinement.work_tree,
+            program: &program,
+            also_runs: bridge.as_deref(),
+            config_reads: &confinement.config_reads,
+        };
         let facts = gather(
-            &confinement.work_tree,
-            &program,
-            bridge.as_deref(),
+            &run,
             home,
             invocation.env.set.get("HOME").map(PathBuf::from),
             &self.config.forge_private,
@@ -342,18 +346,20 @@ impl ProcessRunner for SandboxedRunner {
         self.inner.locate(program)
     }
 
-    fn sandbox(&self) -> Option<String> {
+    fn sandbox_description(&self) -> Option<SandboxDescription> {
         if self.config.settings.mode == SandboxMode::Off {
-            return Some("off".to_owned());
+            return Some(SandboxDescription::Off);
         }
-        let network = if self.network.is_some() {
-            "network through forge's egress"
-        } else {
-            "network not confined"
-        };
-        Some(match self.mechanism.get() {
-            Some(Ok(m)) => format!("on ({}; {network})", m.version),
-            _ => format!("on ({network})"),
+        Some(SandboxDescription::On {
+            mechanism: match self.mechanism.get() {
+                Some(Ok(m)) => Some(m.version.clone()),
+                _ => None,
+            },
+            network: if self.network.is_some() {
+                SandboxNetwork::Egress
+            } else {
+                SandboxNetwork::NotConfined
+            },
         })
     }
 

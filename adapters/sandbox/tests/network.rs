@@ -16,14 +16,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use forge_adapter_process::TokioProcessRunner;
-use forge_adapter_sandbox::{
-    EgressPlan, EgressSession, NetworkConfinement, SandboxConfig, SandboxedRunner,
-};
+use forge_adapter_sandbox::{SandboxConfig, SandboxedRunner};
 use forge_domain::ForgeError;
 use forge_domain::sandbox::{
-    Confinement, KeySlot, RunNetwork, SandboxDenial, SandboxMode, SandboxSettings, model_wiring,
+    Confinement, EgressPlan, KeySlot, RunNetwork, SandboxDenial, SandboxMode, SandboxSettings,
+    model_wiring,
 };
-use forge_ports::{Invocation, ProcessRunner, SandboxDenials, SpawnOptions, StdoutItem};
+use forge_ports::{
+    EgressSession, Invocation, NetworkConfinement, ProcessRunner, SandboxDenials, SpawnOptions,
+    StdoutItem,
+};
 
 #[derive(Default)]
 struct Seen {
@@ -151,6 +153,14 @@ async fn a_confined_process_runs_behind_its_egress_point_which_ends_with_it() {
     assert_eq!(route.addr.to_string(), "127.0.0.1:4100");
     assert_eq!(route.keys[0].slot, KeySlot::Header("x-api-key".into()));
     assert_eq!(route.keys[0].value, "sk-real");
+    // The package registries, open by default.
+    assert!(
+        plan.allow_hosts
+            .iter()
+            .any(|h| h.matches("index.crates.io", 443)),
+        "{:?}",
+        plan.allow_hosts
+    );
     let placeholder = &route.keys[0].placeholder;
     assert_eq!(
         lines,

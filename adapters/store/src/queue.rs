@@ -11,7 +11,7 @@ use forge_domain::ForgeError;
 use forge_domain::delivery::ApprovalId;
 use forge_domain::queue::{
     Finish, Heartbeat, QueueDelivery, QueueEvent, QueueState, QueueSubmission, QueuedTask,
-    dead_error,
+    lost_task_end, refusal, taken_over_error,
 };
 use forge_domain::queue_approval::{ApprovalOutcome, Decided, QueueApproval, QueueDecision};
 use forge_domain::task::TaskId;
@@ -186,16 +186,12 @@ fn end_lost(tx: &Transaction<'_>, path: &Path, now: i64) -> Result<(), ForgeErro
         .map_err(fail)?
     };
     for (id, attempts, worker, cancelled) in lost {
-        let (state, error) = if cancelled {
-            ("cancelled", None)
-        } else {
-            let attempts = u32::try_from(attempts).unwrap_or(0);
-            ("dead", Some(dead_error(attempts, worker.as_deref())))
-        };
+        let attempts = u32::try_from(attempts).unwrap_or(0);
+        let (state, error) = lost_task_end(attempts, worker.as_deref(), cancelled);
         tx.execute(
             "UPDATE queue_tasks SET state = ?2, last_error = COALESCE(?3, last_error),
                 lease_until_ms = NULL, finished_at_ms = ?4 WHERE task_id = ?1",
-            params![id, state, error, now],
+            params![id, state.as_str(), error, now],
         )
         .map_err(fail)?;
     }
@@ -210,9 +206,7 @@ impl TaskQueue for SqliteStore {
             let fail = |e: rusqlite::Error| store_error(path, "submitting a task", &e);
             let id = task.task_id.as_str();
             if read_task(tx, path, id)?.is_some() {
-                return Err(ForgeError::InvalidRequest {
-                    reason: format!("task {id} is already in the queue"),
-                });
+                return Err(refusal::already_queued(id));
             }
             tx.execute(
                 "INSERT INTO queue_tasks (task_id, position, state, repo, prompt, options,
@@ -261,8 +255,7 @@ impl TaskQueue for SqliteStore {
             let Some((id, state, previous)) = picked else {
                 return Ok(None);
             };
-            let taken_over = (state == "running")
-                .then(|| format!("lease of {} ran out", previous.unwrap_or_default()));
+            let taken_over = (state == "running").then(|| taken_over_error(previous.as_deref()));
             tx.execute(
                 "UPDATE queue_tasks SET state = 'running', worker = ?2, attempts = attempts + 1,
                     lease_until_ms = ?3, started_at_ms = ?4,
@@ -307,21 +300,13 @@ impl TaskQueue for SqliteStore {
                 )
                 .optional()
                 .map_err(fail)?;
-            Ok(match cancel {
-                None => Heartbeat::Lost,
-                Some(true) => Heartbeat::CancelRequested,
-                Some(false) => Heartbeat::Held,
-            })
+            Ok(Heartbeat::of_renewal(cancel))
         })
         .await
     }
 
     async fn finish(&self, id: &TaskId, worker: &str, finish: &Finish) -> Result<bool, ForgeError> {
-        if !finish.state.is_final() {
-            return Err(ForgeError::InvalidRequest {
-                reason: format!("a task cannot finish as {}", finish.state),
-            });
-        }
+        finish.check()?;
         let (id, worker, finish) = (id.as_str().to_owned(), worker.to_owned(), finish.clone());
         self.write("recording a result".to_owned(), move |tx, path| {
             let changed = tx
@@ -418,9 +403,7 @@ impl TaskQueue for SqliteStore {
         let (id, kind, data) = (id.as_str().to_owned(), kind.to_owned(), data.clone());
         self.write("storing an event".to_owned(), move |tx, path| {
             if read_task(tx, path, &id)?.is_none() {
-                return Err(ForgeError::InvalidRequest {
-                    reason: format!("no task {id} in the queue to store an event for"),
-                });
+                return Err(refusal::no_task_for_event(&id));
             }
             insert_event(tx, path, &id, &kind, &data)
         })
@@ -438,9 +421,7 @@ impl TaskQueue for SqliteStore {
         let (id, events) = (id.as_str().to_owned(), events.to_vec());
         self.write("storing events".to_owned(), move |tx, path| {
             if read_task(tx, path, &id)?.is_none() {
-                return Err(ForgeError::InvalidRequest {
-                    reason: format!("no task {id} in the queue to store an event for"),
-                });
+                return Err(refusal::no_task_for_event(&id));
             }
             let mut last = 0;
             for (kind, data) in &events {
@@ -598,8 +579,6 @@ pub(crate) fn require_task(
         .map_err(fail)?;
     match known {
         Some(_) => Ok(()),
-        None => Err(ForgeError::InvalidRequest {
-            reason: format!("no task with id {id} in the queue"),
-        }),
+        None => Err(refusal::no_such_task(id)),
     }
 }

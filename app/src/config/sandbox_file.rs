@@ -3,7 +3,8 @@
 //! ```toml
 //! [sandbox]
 //! mode = "on"                          # "off": agents run unconfined (said in every report)
-//! allow_hosts = ["registry.npmjs.org"] # reachable besides the model and forge's MCP server
+//! registries = true                   # the package registries (crates.io, npm, PyPI, …): on by default
+//! allow_hosts = ["git.example.org"]    # reachable besides the model, forge's MCP server, the registries
 //! env_pass = ["NPM_TOKEN"]             # passed in although the name looks like a secret
 //! bwrap = "/usr/bin/bwrap"             # bubblewrap, when not on PATH
 //! ```
@@ -18,7 +19,7 @@ use toml::{Table, Value};
 
 use super::error::ConfigError;
 
-const KEYS: &[&str] = &["mode", "allow_hosts", "env_pass", "bwrap"];
+const KEYS: &[&str] = &["mode", "registries", "allow_hosts", "env_pass", "bwrap"];
 
 /// The `[sandbox]` section: the settings and the bubblewrap to use (`None`: `bwrap` on PATH).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -55,6 +56,16 @@ pub fn parse_sandbox_config(text: &str, path: &Path) -> Result<SandboxConfig, Co
             return Err(wrong(
                 "mode",
                 format!("expected \"on\" or \"off\", found {}", v.type_str()),
+            ));
+        }
+    }
+    match section.get("registries") {
+        None => {}
+        Some(Value::Boolean(on)) => config.settings.registries = *on,
+        Some(v) => {
+            return Err(wrong(
+                "registries",
+                format!("expected true or false, found {}", v.type_str()),
             ));
         }
     }
@@ -143,6 +154,9 @@ mod tests {
              env_pass = [\"NPM_TOKEN\"]\nbwrap = \"/opt/bwrap\"\n",
         );
         assert_eq!(full.settings.mode, SandboxMode::Off);
+        assert!(full.settings.registries);
+        assert!(!ok("[sandbox]\nregistries = false\n").settings.registries);
+        assert!(ok("[sandbox]\nregistries = true\n").settings.registries);
         assert_eq!(full.settings.allow_hosts.len(), 2);
         assert_eq!(full.settings.env_pass, ["NPM_TOKEN"]);
         assert_eq!(full.bwrap, Some(PathBuf::from("/opt/bwrap")));
@@ -164,6 +178,8 @@ mod tests {
             "sandbox.allow_hosts",
         );
         check("[sandbox]\nenv_pass = [1]\n", "sandbox.env_pass");
+        check("[sandbox]\nregistries = \"off\"\n", "sandbox.registries");
+        check("[sandbox]\nregistry = false\n", "sandbox.registry");
         check("[sandbox]\nallow = []\n", "sandbox.allow");
     }
 

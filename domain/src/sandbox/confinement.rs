@@ -1,7 +1,7 @@
 //! What one run is confined to: carried by the run's `Invocation`, set by the use case that
 //! knows the run (its work tree, its CLI home), enforced by the sandbox adapter.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +40,56 @@ pub struct Confinement {
     /// forge's MCP server for it.
     #[serde(default)]
     pub network: super::model::RunNetwork,
+    /// The paths the provider's configuration names ([`paths_named`]): read-only wherever
+    /// they lie (`/tmp` too), when they exist — `CLAUDE_CODE_EXECUTABLE`, `NODE_PATH`, a
+    /// `--settings` file.
+    #[serde(default)]
+    pub config_reads: Vec<PathBuf>,
+}
+
+/// The absolute paths among a provider's configured words (its command, arguments and the
+/// values of its `env`): a whole word (`/opt/x`), the value of an option (`--settings=/x`),
+/// each entry of a `:` list (`NODE_PATH=/a:/b`). Whether each exists is the adapter's to
+/// find out; [`bindable`] says which may be bound at all.
+pub fn paths_named<'a>(words: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for word in words {
+        let value = match word.split_once('=') {
+            Some((name, value)) if !name.contains('/') => value,
+            _ => word,
+        };
+        // A URL is no path (`https://host/v1` splits into `//host/v1`).
+        if value.contains("://") {
+            continue;
+        }
+        for part in value.split(':') {
+            let part = part.trim();
+            if !part.starts_with('/') || part.contains('\n') {
+                continue;
+            }
+            let path = PathBuf::from(part.trim_end_matches('/'));
+            if path.as_os_str().is_empty() || out.contains(&path) {
+                continue;
+            }
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Whether a path the configuration names may be bound read-only: not the root, not `/tmp`
+/// itself (other users' files), not a home or a directory above one (the whole home would be
+/// open), nothing with `..` in it.
+pub fn bindable(path: &Path, homes: &[&Path]) -> bool {
+    use std::path::Component;
+    let plain = path.is_absolute()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    plain
+        && path.parent().is_some()
+        && path != Path::new("/tmp")
+        && !homes.iter().any(|home| home.starts_with(path))
 }
 
 /// Package caches in the user's home that builds and installs write (cargo's registry lock,
@@ -124,6 +174,58 @@ mod tests {
         assert_eq!(cli_state_in_home("gemini"), [".gemini"]);
         assert!(cli_state_in_home("sh").is_empty());
         assert!(cli_state_in_home("my-agent").is_empty());
+    }
+
+    #[test]
+    fn paths_named_by_a_configuration() {
+        let check = |words: &[&str], want: &[&str]| {
+            let got = paths_named(words.iter().copied());
+            let want: Vec<PathBuf> = want.iter().map(PathBuf::from).collect();
+            assert_eq!(got, want, "{words:?}");
+        };
+        check(
+            &["/tmp/clis/node_modules/.bin/claude"],
+            &["/tmp/clis/node_modules/.bin/claude"],
+        );
+        check(&["--settings=/tmp/s.json"], &["/tmp/s.json"]);
+        check(
+            &["/a/lib/node_modules:/b/lib/"],
+            &["/a/lib/node_modules", "/b/lib"],
+        );
+        check(&["/x", "--flag", "/x"], &["/x"]);
+        // Look-alikes that name no absolute path.
+        check(
+            &["claude-agent-acp", "--acp", "relative/dir", "~/.claude"],
+            &[],
+        );
+        check(
+            &[
+                "https://api.anthropic.com/v1",
+                "--base=http://127.0.0.1:9/v1",
+            ],
+            &[],
+        );
+        check(&["sk-ant-123", "", ":"], &[]);
+        check(&["a=b/c"], &[]);
+    }
+
+    #[test]
+    fn what_a_configuration_may_open() {
+        let home = Path::new("/home/u");
+        let check = |path: &str, ok: bool| {
+            assert_eq!(bindable(Path::new(path), &[home]), ok, "{path}");
+        };
+        check("/tmp/clis/node_modules", true);
+        check("/tmp/s.json", true);
+        check("/home/u/.config/agent/settings.json", true);
+        check("/opt/agent", true);
+        // Look-alikes that would open too much.
+        check("/", false);
+        check("/tmp", false);
+        check("/home/u", false);
+        check("/home", false);
+        check("/tmp/../home/u", false);
+        check("relative", false);
     }
 
     #[test]

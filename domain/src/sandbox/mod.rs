@@ -5,18 +5,21 @@
 
 pub mod confinement;
 pub mod denial;
+pub mod egress;
 pub mod env;
 pub mod fs;
 pub mod model;
 pub mod net;
 pub mod protected;
+pub mod registries;
 pub mod settings;
 
 pub use confinement::{
-    Confinement, STATE_DIR_VARS, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, cli_state_in_home,
-    state_dirs_named,
+    Confinement, STATE_DIR_VARS, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, bindable,
+    cli_state_in_home, paths_named, state_dirs_named,
 };
-pub use denial::SandboxDenial;
+pub use denial::{DenyReason, SandboxDenial, unreachable_lines};
+pub use egress::{EgressKey, EgressPlan, EgressRoute};
 pub use env::{EnvVerdict, env_verdict, provider_credentials};
 pub use fs::{FsFacts, Mount, fs_plan};
 pub use model::{
@@ -24,4 +27,5 @@ pub use model::{
     model_wiring,
 };
 pub use net::{Endpoint, HostPattern, NetPolicy, NetVerdict};
+pub use registries::{REGISTRIES, Registry, registry_hosts};
 pub use settings::{SandboxMode, SandboxSettings};

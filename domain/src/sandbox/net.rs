@@ -55,7 +55,8 @@ impl HostPattern {
         })
     }
 
-    fn matches(&self, host: &str, port: u16) -> bool {
+    /// Whether `host` (lower case, without a trailing dot) at `port` is this entry.
+    pub fn matches(&self, host: &str, port: u16) -> bool {
         if self.port.is_some_and(|p| p != port) {
             return false;
         }
@@ -65,6 +66,13 @@ impl HostPattern {
         } else {
             host == self.host
         }
+    }
+}
+
+impl std::str::FromStr for HostPattern {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        Self::parse(text)
     }
 }
 

@@ -112,6 +112,12 @@ pub fn validation_fix_prompt(
             step.command,
             outcome(step)
         );
+        for line in step.unreachable_lines() {
+            let _ = writeln!(
+                out,
+                "forge's sandbox: {line} (the user's setting: no change of yours lifts it)."
+            );
+        }
         let tests = compare_step(step, baseline.and_then(|b| b.step(step.name)));
         if !tests.newly_failing.is_empty() {
             let _ = writeln!(

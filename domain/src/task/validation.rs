@@ -68,6 +68,26 @@ impl ValidationStep {
     pub fn passed(&self) -> bool {
         self.exit_code == Some(0) && !self.timed_out
     }
+
+    /// Failed while the sandbox refused one of its connections: the environment's failure
+    /// (a registry or host it could not reach), which says nothing about the code. A
+    /// baseline step that failed so is never "already failing".
+    pub fn failed_unreachable(&self) -> bool {
+        !self.passed()
+            && self
+                .sandbox_denied
+                .iter()
+                .any(|d| d.kind == crate::event::DenialKind::Network)
+    }
+
+    /// The report's lines beside a failed step the sandbox refused a connection
+    /// ([`crate::sandbox::unreachable_lines`]); none for a step that passed.
+    pub fn unreachable_lines(&self) -> Vec<String> {
+        if self.passed() {
+            return Vec::new();
+        }
+        crate::sandbox::unreachable_lines(self.name.as_str(), &self.sandbox_denied)
+    }
 }
 
 /// All steps of one validation pass.
@@ -110,6 +130,12 @@ impl ValidationReport {
         self.steps.iter().find(|s| s.name == name)
     }
 
+    /// The steps that failed because the sandbox refused them a connection (see
+    /// [`ValidationStep::failed_unreachable`]).
+    pub fn unreachable(&self) -> impl Iterator<Item = &ValidationStep> {
+        self.steps.iter().filter(|s| s.failed_unreachable())
+    }
+
     /// Every step that fails now or failed on the baseline, against the baseline.
     pub fn compare(&self, baseline: Option<&ValidationReport>) -> Vec<StepTests> {
         self.steps
@@ -148,8 +174,26 @@ pub struct StepTests {
 /// When either run's failures cannot be itemized, the step is the change's regression if
 /// it fails *more* than before: another exit code, a timeout, more failures counted, or a
 /// different list of names. When unsure, the change is blamed: committing a break is worse
-/// than one more correction cycle.
+/// than one more correction cycle. A baseline step that failed because the sandbox refused
+/// it a connection ([`ValidationStep::failed_unreachable`]) is no baseline: it could not
+/// run, so it masks nothing the change breaks.
 pub fn compare_step(now: &ValidationStep, base: Option<&ValidationStep>) -> StepTests {
+    let environment = base.filter(|b| b.failed_unreachable());
+    let base = base.filter(|b| !b.failed_unreachable());
+    let mut out = compare_with(now, base);
+    if let Some(base) = environment
+        && out.regression
+    {
+        let lines = base.unreachable_lines();
+        let what = lines.first().map_or("", String::as_str);
+        out.reason = Some(format!(
+            "fails now; before the change it could not run ({what})"
+        ));
+    }
+    out
+}
+
+fn compare_with(now: &ValidationStep, base: Option<&ValidationStep>) -> StepTests {
     let empty = FailedTests::default();
     let now_tests = if now.passed() {
         &empty
@@ -297,6 +341,65 @@ mod tests {
             itemized,
         });
         s
+    }
+
+    fn refused(mut s: ValidationStep) -> ValidationStep {
+        s.sandbox_denied = vec![crate::sandbox::SandboxDenial::refused(
+            "index.crates.io:443",
+            crate::sandbox::DenyReason::NotAllowed,
+        )];
+        s
+    }
+
+    #[test]
+    fn a_baseline_the_sandbox_kept_from_its_registry_masks_nothing() {
+        let cut_off = refused(step(StepName::Build, Some(101), false));
+        let failing = step(StepName::Build, Some(101), false);
+        let pass = step(StepName::Build, Some(0), false);
+        // (now, baseline, regression)
+        let table: [(&ValidationStep, Option<&ValidationStep>, bool); 6] = [
+            // The masking case: the same exit code after the change, but the baseline only
+            // failed because the sandbox refused it the index.
+            (&failing, Some(&cut_off), true),
+            (&cut_off, Some(&cut_off), true),
+            (&pass, Some(&cut_off), false),
+            // Look-alikes: a baseline that failed on its own still excuses the same failure,
+            // and a refusal beside a baseline that passed changes nothing.
+            (&failing, Some(&failing), false),
+            (&failing, Some(&refused(pass.clone())), true),
+            (&pass, Some(&refused(pass.clone())), false),
+        ];
+        for (now, base, regression) in table {
+            let got = compare_step(now, base);
+            assert_eq!(got.regression, regression, "{now:?} vs {base:?}: {got:?}");
+        }
+        let reason = compare_step(&failing, Some(&cut_off)).reason.unwrap();
+        assert!(
+            reason.contains("could not reach index.crates.io"),
+            "{reason}"
+        );
+        let now = ValidationReport::from_steps(vec![failing.clone()]);
+        let base = ValidationReport::from_steps(vec![cut_off.clone()]);
+        assert!(!now.passes_against(Some(&base)));
+        assert_eq!(base.unreachable().count(), 1);
+        assert_eq!(now.unreachable().count(), 0);
+    }
+
+    #[test]
+    fn a_failed_step_says_what_the_sandbox_refused_it() {
+        let check = |s: &ValidationStep, lines: usize, unreachable: bool| {
+            assert_eq!(s.unreachable_lines().len(), lines, "{s:?}");
+            assert_eq!(s.failed_unreachable(), unreachable, "{s:?}");
+        };
+        check(&refused(step(StepName::Build, Some(101), false)), 1, true);
+        check(&refused(step(StepName::Test, None, true)), 1, true);
+        // Look-alikes: a step that passed despite a refusal, a failure without one, a
+        // refused file.
+        check(&refused(step(StepName::Build, Some(0), false)), 0, false);
+        check(&step(StepName::Build, Some(101), false), 0, false);
+        let mut fs = step(StepName::Build, Some(1), false);
+        fs.sandbox_denied = vec![crate::sandbox::SandboxDenial::fs("/w/.envrc", "protected")];
+        check(&fs, 0, false);
     }
 
     #[test]

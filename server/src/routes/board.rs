@@ -13,6 +13,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
+use forge_app::queue::approval_json;
 use forge_domain::ForgeError;
 use forge_domain::delivery::ApprovalId;
 use forge_domain::queue_approval::QueueApproval;
@@ -25,8 +26,6 @@ use serde_json::{Value, json};
 
 use super::events::EventsQuery;
 use super::tasks::queue_error;
-use forge_app::queue::approval_json;
-
 use crate::board::card::{Card, Filter, Source, local_card, queue_card};
 use crate::board::snapshots::{Snapshot, comparable};
 use crate::board::{detail, diff, local, share, stats};

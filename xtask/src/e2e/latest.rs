@@ -145,9 +145,40 @@ fn passthrough(provider: &str) -> &'static [&'static str] {
     }
 }
 
+/// The version each pinned CLI in `clis_dir` reports (`codex --version` → `0.170.0`), by
+/// provider: what a run's result names when the CLI's stream does not (codex and gemini
+/// report no version in their events).
+pub fn reported_versions(clis_dir: &Path) -> BTreeMap<String, String> {
+    PINNED_CLIS
+        .into_iter()
+        .filter_map(|pin| {
+            let out = Command::new(pin.binary(clis_dir))
+                .arg("--version")
+                .stdin(Stdio::null())
+                .output()
+                .ok()?;
+            let version = version_in(&String::from_utf8_lossy(&out.stdout))?;
+            Some((pin.provider.to_owned(), version))
+        })
+        .collect()
+}
+
+/// The first word of `text` that is a version (`codex-cli 0.170.0` → `0.170.0`, a leading
+/// `v` dropped).
+fn version_in(text: &str) -> Option<String> {
+    text.split_whitespace()
+        .map(|w| w.trim_start_matches('v'))
+        .find(|w| looks_like_version(w))
+        .map(str::to_owned)
+}
+
 /// Unknown event kinds per `provider cli_version`, with counts, from every run bundle
-/// (`.forgecode/runs/<id>/`) under `work`.
-pub fn unknown_kinds(work: &Path) -> BTreeMap<String, BTreeMap<String, u64>> {
+/// (`.forgecode/runs/<id>/`) under `work`. A result that names no CLI version takes the
+/// one its CLI reports (`reported`, by provider; an ACP provider `x-acp` by `x`).
+pub fn unknown_kinds(
+    work: &Path,
+    reported: &BTreeMap<String, String>,
+) -> BTreeMap<String, BTreeMap<String, u64>> {
     let mut out: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for entry in walkdir::WalkDir::new(work)
         .into_iter()
@@ -165,6 +196,10 @@ pub fn unknown_kinds(work: &Path) -> BTreeMap<String, BTreeMap<String, u64>> {
         let version = result
             .pointer("/metadata/cli_version")
             .and_then(Value::as_str)
+            .or_else(|| {
+                let cli = provider.strip_suffix("-acp").unwrap_or(&provider);
+                reported.get(cli).map(String::as_str)
+            })
             .unwrap_or("?");
         let label = format!("{provider} {version}");
         let kinds = out.entry(label).or_default();
@@ -220,6 +255,21 @@ mod tests {
     }
 
     #[test]
+    fn the_version_a_cli_reports() {
+        let check = |text: &str, want: Option<&str>| {
+            assert_eq!(version_in(text).as_deref(), want, "{text:?}");
+        };
+        check("codex-cli 0.170.0\n", Some("0.170.0"));
+        check("0.62.1\n", Some("0.62.1"));
+        check("2.1.331 (Claude Code)\n", Some("2.1.331"));
+        check("v1.2.3", Some("1.2.3"));
+        // Look-alikes that name no version.
+        check("codex-cli\n", None);
+        check("error: 1.2\n", None);
+        check("", None);
+    }
+
+    #[test]
     fn drift_is_counted_per_version_without_passthrough_kinds() {
         let dir = std::env::temp_dir().join(format!("forge-drift-{}", std::process::id()));
         let bundle = |name: &str, provider: &str, version: &str, events: &[&str]| {
@@ -247,12 +297,25 @@ mod tests {
             "0.62.0",
             &[r#"{"type":"unknown","kind":"available_commands_update","raw":{}}"#],
         );
-        let table = drift_table(&unknown_kinds(&dir));
+        // codex names no version in its stream: the one it reports is shown.
+        let d = dir.join("c/.forgecode/runs/r1");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("result.json"),
+            r#"{"provider":"codex","metadata":{}}"#,
+        )
+        .unwrap();
+        std::fs::write(d.join("events.jsonl"), "").unwrap();
+        let reported: BTreeMap<String, String> = [("codex".to_owned(), "0.170.0".to_owned())]
+            .into_iter()
+            .collect();
+        let table = drift_table(&unknown_kinds(&dir, &reported));
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(
             table,
             "unknown event kinds per CLI version (drift):\n  claude 2.2.0                 \
-             system/new_thing ×2\n  gemini-acp 0.62.0            none\n"
+             system/new_thing ×2\n  codex 0.170.0                none\n  \
+             gemini-acp 0.62.0            none\n"
         );
     }
 }

@@ -43,10 +43,58 @@ const KEY_VARS: [&str; 4] = [
     "GEMINI_API_KEY",
 ];
 
+/// What `-s` picks in the group.
+pub fn names() -> Vec<&'static str> {
+    vec![
+        "escapes",
+        "steered_task",
+        "registry_rust",
+        "registry_python",
+        "registry_shut",
+        "acp_cli_under_tmp",
+    ]
+}
+
 /// A verdict per provider and mode.
 pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
+    use super::sandbox_registry::Lang;
+    let picked = |name: &str| ctx.scenarios.contains(&name);
     let mut verdicts = Vec::new();
     for &provider in &ctx.providers {
+        if picked("registry_rust") {
+            verdicts.push(super::sandbox_registry::verdict(
+                ctx,
+                provider,
+                Lang::Rust,
+                false,
+            ));
+        }
+        if picked("registry_python") {
+            verdicts.push(super::sandbox_registry::verdict(
+                ctx,
+                provider,
+                Lang::Python,
+                false,
+            ));
+        }
+        // One CLI shows the report's words; the rule is the CLI's business nowhere.
+        if picked("registry_shut") && Some(&provider) == ctx.providers.first() {
+            verdicts.push(super::sandbox_registry::verdict(
+                ctx,
+                provider,
+                Lang::Rust,
+                true,
+            ));
+        }
+        if picked("acp_cli_under_tmp") && provider == "claude" {
+            verdicts.push(super::sandbox_acp::verdict(ctx));
+        }
+        if picked("steered_task") {
+            verdicts.push(super::sandbox_task::verdict(ctx, provider));
+        }
+        if !picked("escapes") {
+            continue;
+        }
         for mode in ["on", "off"] {
             let case = if mode == "on" {
                 "sandbox_escapes_refused"
@@ -64,7 +112,6 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
                 Codex::BuiltIn,
             ));
         }
-        verdicts.push(super::sandbox_task::verdict(ctx, provider));
     }
     Ok(verdicts)
 }

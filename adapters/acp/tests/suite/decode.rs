@@ -87,3 +87,65 @@ fn a_plan_update_is_a_plan_event() {
         }]
     );
 }
+
+#[test]
+fn an_agent_that_fails_at_start_says_what_its_stderr_said() {
+    const QUERY_CLOSED: &str = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":{"details":"Query closed before response received"}}}"#;
+    let check = |lines: &[&str], stderr: &str, said: Option<&str>, hinted: bool| {
+        let mut decoder = AcpDecoder::new(FlowConfig::default());
+        let mut events = Vec::new();
+        for line in lines {
+            decoder.decode_line(1, line, &mut events).unwrap();
+        }
+        let exit = forge_ports::ProcessExit {
+            stderr_tail: stderr.to_owned(),
+            ..forge_ports::ProcessExit::default()
+        };
+        let pieces = decoder.finish(Some(&exit));
+        let Some(forge_domain::ForgeError::ProviderExecution {
+            stderr_summary,
+            hint,
+            ..
+        }) = pieces.errors.first()
+        else {
+            panic!("no provider error: {:?}", pieces.errors);
+        };
+        assert!(stderr_summary.contains("session/new"), "{stderr_summary}");
+        match said {
+            Some(said) => assert!(stderr_summary.contains(said), "{stderr_summary}"),
+            None => assert!(!stderr_summary.contains("stderr ends"), "{stderr_summary}"),
+        }
+        assert_eq!(hint.is_some(), hinted, "{hint:?}");
+    };
+    let spawn_failed = "Error: spawn /tmp/clis/node_modules/.bin/claude ENOENT\n";
+    check(
+        &[INIT, QUERY_CLOSED],
+        spawn_failed,
+        Some("spawn /tmp/clis/node_modules/.bin/claude ENOENT"),
+        true,
+    );
+    // Nothing on stderr: the protocol's reason and the hint.
+    check(&[INIT, QUERY_CLOSED], "\n", None, true);
+    // Look-alike: a failure after the session opened is the prompt's, not the start's.
+    const PROMPT_FAILED: &str =
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}"#;
+    let mut decoder = AcpDecoder::new(FlowConfig::default());
+    let mut events = Vec::new();
+    for line in [INIT, OPENED, MODE_SET, PROMPT_FAILED] {
+        decoder.decode_line(1, line, &mut events).unwrap();
+    }
+    let exit = forge_ports::ProcessExit {
+        stderr_tail: spawn_failed.to_owned(),
+        ..forge_ports::ProcessExit::default()
+    };
+    let pieces = decoder.finish(Some(&exit));
+    if let Some(forge_domain::ForgeError::ProviderExecution {
+        stderr_summary,
+        hint,
+        ..
+    }) = pieces.errors.first()
+    {
+        assert!(!stderr_summary.contains("ENOENT"), "{stderr_summary}");
+        assert!(hint.is_none());
+    }
+}

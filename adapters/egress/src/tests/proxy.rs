@@ -6,7 +6,9 @@ use tokio::net::UnixStream;
 
 use super::routes::key;
 use super::support::{Upstream, client, connect, request, text, within};
-use crate::{CredentialSlot, Denied, DenyReason, Egress, EgressConfig, Route};
+use forge_domain::sandbox::{EgressRoute, KeySlot};
+
+use crate::{Denied, DenyReason, Egress, EgressConfig};
 
 /// The real rule, except that this machine's loopback stands in for the Internet.
 fn loopback_is_public(ip: IpAddr) -> Result<(), DenyReason> {
@@ -17,7 +19,12 @@ fn loopback_is_public(ip: IpAddr) -> Result<(), DenyReason> {
     }
 }
 
-fn start(dir: &tempfile::TempDir, routes: Vec<Route>, allow: &[&str], relaxed: bool) -> Egress {
+fn start(
+    dir: &tempfile::TempDir,
+    routes: Vec<EgressRoute>,
+    allow: &[&str],
+    relaxed: bool,
+) -> Egress {
     let config = EgressConfig {
         socket_dir: dir.path().join("s"),
         routes,
@@ -156,10 +163,10 @@ async fn absolute_uri_requests_to_allowed_hosts_are_forwarded() {
 async fn a_route_reached_through_the_proxy_is_served_as_the_route() {
     let model = Upstream::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let route = Route {
+    let route = EgressRoute {
         addr: model.addr,
         upstream: None,
-        credentials: vec![key(CredentialSlot::Header("x-api-key".into()))],
+        keys: vec![key(KeySlot::Header("x-api-key".into()))],
     };
     // No allow_hosts at all, and the real address rule: the route is reachable anyway.
     let egress = start(&dir, vec![route], &[], false);
@@ -203,10 +210,10 @@ async fn the_key_is_never_given_to_another_host() {
     let model = Upstream::start().await;
     let other = Upstream::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let route = Route {
+    let route = EgressRoute {
         addr: model.addr,
         upstream: None,
-        credentials: vec![key(CredentialSlot::Header("x-api-key".into()))],
+        keys: vec![key(KeySlot::Header("x-api-key".into()))],
     };
     let egress = start(&dir, vec![route], &["127.0.0.1"], true);
     let target = other.addr.to_string();
@@ -256,8 +263,8 @@ fn the_sandbox_is_told_where_the_proxy_is_and_that_routes_go_direct() {
     let egress = start(
         &dir,
         vec![
-            Route::relay("127.0.0.1:3128".parse().unwrap()),
-            Route::relay("127.0.0.1:8080".parse().unwrap()),
+            EgressRoute::relay("127.0.0.1:3128".parse().unwrap()),
+            EgressRoute::relay("127.0.0.1:8080".parse().unwrap()),
         ],
         &[],
         false,

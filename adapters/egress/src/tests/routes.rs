@@ -7,17 +7,19 @@ use http_body_util::BodyExt;
 use tokio::net::UnixStream;
 
 use super::support::{Upstream, client, request, text, within};
-use crate::{Credential, CredentialSlot, Egress, EgressConfig, EgressError, Route};
+use forge_domain::sandbox::{EgressKey, EgressRoute, KeySlot};
 
-pub(super) fn key(slot: CredentialSlot) -> Credential {
-    Credential {
+use crate::{Egress, EgressConfig, EgressError, fresh_key};
+
+pub(super) fn key(slot: KeySlot) -> EgressKey {
+    EgressKey {
         slot,
         placeholder: "forge-placeholder".to_owned(),
         value: "sk-real-key".to_owned(),
     }
 }
 
-pub(super) fn start(dir: &tempfile::TempDir, routes: Vec<Route>) -> Egress {
+pub(super) fn start(dir: &tempfile::TempDir, routes: Vec<EgressRoute>) -> Egress {
     Egress::start(EgressConfig {
         socket_dir: dir.path().join("s"),
         routes,
@@ -34,7 +36,7 @@ fn socket(egress: &Egress, n: usize) -> PathBuf {
 async fn a_plain_route_is_relayed_byte_for_byte() {
     let upstream = Upstream::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let egress = start(&dir, vec![Route::relay(upstream.addr)]);
+    let egress = start(&dir, vec![EgressRoute::relay(upstream.addr)]);
     let mut http = client(UnixStream::connect(socket(&egress, 0)).await.unwrap()).await;
     let answer = within(
         "relay",
@@ -48,7 +50,7 @@ async fn a_plain_route_is_relayed_byte_for_byte() {
 
 /// (slot, path and query, request headers, header to look at upstream, its expected value)
 type KeyCase = (
-    CredentialSlot,
+    KeySlot,
     &'static str,
     Vec<(&'static str, &'static str)>,
     &'static str,
@@ -57,7 +59,7 @@ type KeyCase = (
 
 #[tokio::test]
 async fn the_model_route_gets_the_real_key_and_never_the_placeholder() {
-    use CredentialSlot::{Header, Query};
+    use KeySlot::{Header, Query};
     let cases: [KeyCase; 4] = [
         (
             Header("x-api-key".into()),
@@ -91,10 +93,10 @@ async fn the_model_route_gets_the_real_key_and_never_the_placeholder() {
     for (slot, path, headers, header, expected) in cases {
         let upstream = Upstream::start().await;
         let dir = tempfile::tempdir().unwrap();
-        let route = Route {
+        let route = EgressRoute {
             addr: upstream.addr,
             upstream: None,
-            credentials: vec![key(slot.clone())],
+            keys: vec![key(slot.clone())],
         };
         let egress = start(&dir, vec![route]);
         let mut http = client(UnixStream::connect(socket(&egress, 0)).await.unwrap()).await;
@@ -129,10 +131,10 @@ async fn the_model_route_gets_the_real_key_and_never_the_placeholder() {
 async fn server_sent_events_stream_through_without_buffering() {
     let upstream = Upstream::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let route = Route {
+    let route = EgressRoute {
         addr: upstream.addr,
         upstream: None,
-        credentials: vec![key(CredentialSlot::Header("x-api-key".into()))],
+        keys: vec![key(KeySlot::Header("x-api-key".into()))],
     };
     let egress = start(&dir, vec![route]);
     let mut http = client(UnixStream::connect(socket(&egress, 0)).await.unwrap()).await;
@@ -163,10 +165,10 @@ async fn a_route_with_another_upstream_keeps_the_base_path() {
     let upstream = Upstream::start().await;
     let dir = tempfile::tempdir().unwrap();
     let inside = "127.0.0.1:1".parse().unwrap();
-    let route = Route {
+    let route = EgressRoute {
         addr: inside,
         upstream: Some(format!("http://{}/base/", upstream.addr)),
-        credentials: Vec::new(),
+        keys: Vec::new(),
     };
     let egress = start(&dir, vec![route]);
     let mut http = client(UnixStream::connect(socket(&egress, 0)).await.unwrap()).await;
@@ -188,7 +190,7 @@ async fn a_route_with_another_upstream_keeps_the_base_path() {
 async fn stopping_leaves_no_socket_and_no_listener() {
     let upstream = Upstream::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let egress = start(&dir, vec![Route::relay(upstream.addr)]);
+    let egress = start(&dir, vec![EgressRoute::relay(upstream.addr)]);
     let sockets: Vec<PathBuf> = egress
         .spec()
         .listen
@@ -213,7 +215,7 @@ async fn stopping_leaves_no_socket_and_no_listener() {
     assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
 
     // Dropping does the same.
-    let egress = start(&dir, vec![Route::relay(upstream.addr)]);
+    let egress = start(&dir, vec![EgressRoute::relay(upstream.addr)]);
     let socket = egress.spec().listen[0].socket.clone();
     drop(egress);
     assert!(!socket.exists());
@@ -223,7 +225,7 @@ async fn stopping_leaves_no_socket_and_no_listener() {
 async fn bad_configurations_are_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let addr = "127.0.0.1:9".parse().unwrap();
-    let with = |routes: Vec<Route>, socket_dir: PathBuf| {
+    let with = |routes: Vec<EgressRoute>, socket_dir: PathBuf| {
         Egress::start(EgressConfig {
             socket_dir,
             routes,
@@ -232,22 +234,25 @@ async fn bad_configurations_are_refused_with_the_reason() {
         .unwrap_err()
     };
     let short = dir.path().join("s");
-    let err = with(vec![Route::relay(addr), Route::relay(addr)], short.clone());
+    let err = with(
+        vec![EgressRoute::relay(addr), EgressRoute::relay(addr)],
+        short.clone(),
+    );
     assert!(matches!(err, EgressError::DuplicateRoute { .. }), "{err}");
     let err = with(
-        vec![Route {
+        vec![EgressRoute {
             addr,
             upstream: Some("ftp://x".into()),
-            credentials: vec![],
+            keys: vec![],
         }],
         short.clone(),
     );
     assert!(matches!(err, EgressError::BadUpstream { .. }), "{err}");
     let err = with(
-        vec![Route {
+        vec![EgressRoute {
             addr,
             upstream: None,
-            credentials: vec![key(CredentialSlot::Header("bad header".into()))],
+            keys: vec![key(KeySlot::Header("bad header".into()))],
         }],
         short,
     );
@@ -260,7 +265,11 @@ async fn bad_configurations_are_refused_with_the_reason() {
         matches!(err, EgressError::SocketPathTooLong { .. }),
         "{err}"
     );
-    assert!("not a host".parse::<crate::AllowHost>().is_err());
+    assert!(
+        "not a host"
+            .parse::<forge_domain::sandbox::HostPattern>()
+            .is_err()
+    );
 }
 
 #[test]
@@ -277,13 +286,13 @@ fn starting_outside_a_runtime_is_an_error_not_a_panic() {
 
 #[test]
 fn a_credential_never_shows_its_key() {
-    let credential = Credential::new(CredentialSlot::Header("x-api-key".into()), "sk-secret");
+    let credential = fresh_key(KeySlot::Header("x-api-key".into()), "sk-secret");
     assert!(
         credential
             .placeholder
             .starts_with("forge-sandbox-placeholder-")
     );
     assert!(!format!("{credential:?}").contains("sk-secret"));
-    let other = Credential::new(CredentialSlot::Header("x-api-key".into()), "sk-secret");
+    let other = fresh_key(KeySlot::Header("x-api-key".into()), "sk-secret");
     assert_ne!(credential.placeholder, other.placeholder);
 }

@@ -5,9 +5,8 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use forge_adapter_egress::{
-    Credential, CredentialSlot, Denied, DenyReason, Egress, EgressConfig, Route,
-};
+use forge_adapter_egress::{Denied, DenyReason, Egress, EgressConfig, fresh_key};
+use forge_domain::sandbox::{EgressRoute, KeySlot};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;
 
@@ -47,14 +46,14 @@ fn sandboxed(egress: &Egress, script: &str, ignore_signals: bool) -> Command {
     command
 }
 
-fn model_route(model: &Upstream) -> (Route, String) {
-    let credential = Credential::new(CredentialSlot::Header("x-api-key".into()), "sk-real-key");
+fn model_route(model: &Upstream) -> (EgressRoute, String) {
+    let credential = fresh_key(KeySlot::Header("x-api-key".into()), "sk-real-key");
     let placeholder = credential.placeholder.clone();
     (
-        Route {
+        EgressRoute {
             addr: model.addr,
             upstream: None,
-            credentials: vec![credential],
+            keys: vec![credential],
         },
         placeholder,
     )

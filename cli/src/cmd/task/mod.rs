@@ -110,7 +110,7 @@ pub struct TaskBriefArgs {
     /// Description of the goal the task serves
     #[arg(long, value_name = "TEXT")]
     pub goal_description: Option<String>,
-    /// Research notes handed to the agent (repeatable; a queued task carries their text)
+    /// Research notes handed to the agent (repeatable)
     #[arg(long = "context-file", value_name = "FILE")]
     pub context_files: Vec<PathBuf>,
 }

@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use forge_app::task::{Stage, TaskProgress};
-use forge_domain::task::{CycleKind, Severity, StopReason, TaskOutcome, TaskStatus};
+use forge_domain::task::{
+    CycleKind, Severity, StopReason, TaskOutcome, TaskStatus, ValidationReport, ValidationStep,
+};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::output::style::Style;
@@ -48,9 +50,9 @@ pub fn report_with_delivery(o: &TaskOutcome, style: Style) -> String {
 pub fn report(o: &TaskOutcome, style: Style) -> String {
     let mut s = String::new();
     heading(&mut s, o, style);
-    baseline(&mut s, o);
+    baseline(&mut s, o, style);
     tests(&mut s, o, style);
-    cycles(&mut s, o);
+    cycles(&mut s, o, style);
     changes(&mut s, o, style);
     verdict(&mut s, o, style);
     s
@@ -92,26 +94,11 @@ fn heading(s: &mut String, o: &TaskOutcome, style: Style) {
     let _ = writeln!(s, "work tree {}", o.worktree);
 }
 
-/// Which build cache each baseline step used, and what already failed before the agent.
-fn baseline(s: &mut String, o: &TaskOutcome) {
-    for step in o.baseline.iter().flat_map(|b| &b.steps) {
-        if let Some(cache) = &step.cache {
-            let _ = writeln!(
-                s,
-                "baseline {} {:.1}s · build cache {}",
-                step.name,
-                step.duration_ms as f64 / 1000.0,
-                cache.describe()
-            );
-        }
-    }
-    if let Some(baseline) = o.baseline.as_ref().filter(|b| !b.passed) {
-        let failing: Vec<_> = baseline.failing().map(|st| st.name.as_str()).collect();
-        let _ = writeln!(
-            s,
-            "baseline already failing: {} (not blamed on the agent)",
-            failing.join(", ")
-        );
+/// Which build cache each baseline step used, what already failed before the agent, and
+/// what could not run because the sandbox refused it a connection.
+fn baseline(s: &mut String, o: &TaskOutcome, style: Style) {
+    if let Some(baseline) = &o.baseline {
+        baseline_lines(s, baseline, style);
     }
 }
 
@@ -146,7 +133,7 @@ fn tests(s: &mut String, o: &TaskOutcome, style: Style) {
 }
 
 /// One line per agent run: its kind, cost and validation.
-fn cycles(s: &mut String, o: &TaskOutcome) {
+fn cycles(s: &mut String, o: &TaskOutcome, style: Style) {
     for (i, c) in o.cycles.iter().enumerate() {
         let validation = c
             .validation
@@ -170,6 +157,9 @@ fn cycles(s: &mut String, o: &TaskOutcome) {
             },
             c.cost_usd
         );
+        for step in c.validation.iter().flat_map(|v| &v.steps) {
+            unreachable_lines(s, "    ", step, style);
+        }
     }
 }
 
@@ -247,6 +237,51 @@ fn verdict(s: &mut String, o: &TaskOutcome, style: Style) {
     let _ = writeln!(s, "{undo}: {}", o.rollback);
 }
 
+/// The baseline's lines: the build cache each step used, the steps that already failed
+/// (not blamed on the agent), and those that could not run because the sandbox refused
+/// them a connection (an environment failure, which excuses nothing).
+fn baseline_lines(s: &mut String, baseline: &ValidationReport, style: Style) {
+    for step in &baseline.steps {
+        if let Some(cache) = &step.cache {
+            let _ = writeln!(
+                s,
+                "baseline {} {:.1}s · build cache {}",
+                step.name,
+                step.duration_ms as f64 / 1000.0,
+                cache.describe()
+            );
+        }
+    }
+    let failing: Vec<_> = baseline
+        .failing()
+        .filter(|st| !st.failed_unreachable())
+        .map(|st| st.name.as_str())
+        .collect();
+    if !failing.is_empty() {
+        let _ = writeln!(
+            s,
+            "baseline already failing: {} (not blamed on the agent)",
+            failing.join(", ")
+        );
+    }
+    for step in baseline.unreachable() {
+        let _ = writeln!(
+            s,
+            "baseline {} could not run (an environment failure, not an excuse for the change):",
+            step.name
+        );
+        unreachable_lines(s, "  ", step, style);
+    }
+}
+
+/// Beside a failed step: what the sandbox refused it
+/// (`build could not reach index.crates.io: the sandbox refused it — …`).
+fn unreachable_lines(s: &mut String, indent: &str, step: &ValidationStep, style: Style) {
+    for line in step.unreachable_lines() {
+        let _ = writeln!(s, "{indent}{}", style.yellow(line));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,5 +318,36 @@ mod tests {
         }))
         .unwrap();
         insta::assert_snapshot!(report(&outcome, Style::plain()));
+    }
+
+    #[test]
+    fn a_step_the_sandbox_cut_off_says_so_beside_it() {
+        let build = |exit: i32| {
+            serde_json::json!({"name": "build", "command": "cargo build", "exit_code": exit,
+                "duration_ms": 5, "output_tail": "spurious network error",
+                "sandbox_denied": [{"kind": "network", "target": "index.crates.io:443",
+                    "reason": "the host is not in [sandbox] allow_hosts"}]})
+        };
+        let outcome: TaskOutcome = serde_json::from_value(serde_json::json!({
+            "task_id": "task-1", "status": "failed", "stop_reason": "max_cycles",
+            "provider": "claude", "task": "t", "task_type": "fix", "model": null,
+            "branch": "forge/task-1", "worktree": "/w",
+            "cycles": [{"kind": "main", "run_id": "r1", "session_id": "s1", "cost_usd": 0.1,
+                "usage": {"input_tokens": 1, "output_tokens": 1, "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": 0},
+                "validation": {"passed": false, "steps": [build(101)]}}],
+            "baseline": {"passed": false, "steps": [build(101)]},
+            "review": {"findings": []},
+            "risk": {"score": 0, "level": "low", "reasons": []},
+            "files": [], "cost_usd": 0.1,
+            "usage": {"input_tokens": 1, "output_tokens": 1, "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": 0},
+            "duration_ms": 10, "rollback": "git worktree remove"
+        }))
+        .unwrap();
+        let text = report(&outcome, Style::plain());
+        let line = "build could not reach index.crates.io: the sandbox refused it — add it to \
+                    [sandbox] allow_hosts";
+        assert!(text.contains(&format!("\n    {line}\n")), "{text}");
+        assert!(text.contains("baseline build could not run"), "{text}");
+        assert!(!text.contains("baseline already failing"), "{text}");
     }
 }
