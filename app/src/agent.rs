@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 
 use crate::execution::{RunPlan, execute};
 use crate::handle::{RunCanceller, RunHandle};
+use crate::permission::PermissionBridge;
 use crate::registry::ProviderRegistry;
 use crate::runtime::Runtime;
 use crate::tap::{SessionCallback, Tap};
@@ -52,9 +53,17 @@ pub struct CodeAgentBuilder {
     on_rate_limit: OnRateLimit,
     event_sink: Option<Arc<dyn EventSink>>,
     on_session: Option<SessionCallback>,
+    permissions: Option<PermissionBridge>,
 }
 
 impl CodeAgentBuilder {
+    /// Where the permission requests of runs in `--permission-mode ask` go, and the rules
+    /// and timeout they are decided under. Without it such a run is refused.
+    pub fn permissions(mut self, bridge: PermissionBridge) -> Self {
+        self.permissions = Some(bridge);
+        self
+    }
+
     /// Registers a tool the agent may call (served to the CLI over MCP): `handler` gets the
     /// arguments and a context with the run id and the sandboxed workspace, and returns the
     /// result or an error (the agent sees an error result; the run goes on).
@@ -213,6 +222,7 @@ impl CodeAgentBuilder {
                 on_rate_limit: self.on_rate_limit,
                 event_sink: self.event_sink,
                 on_session: self.on_session,
+                permissions: self.permissions,
             }),
         })
     }
@@ -238,6 +248,7 @@ struct Inner {
     on_rate_limit: OnRateLimit,
     event_sink: Option<Arc<dyn EventSink>>,
     on_session: Option<SessionCallback>,
+    permissions: Option<PermissionBridge>,
 }
 
 /// Runs and streams requests through registered providers. Cheap to clone.
@@ -265,6 +276,7 @@ impl CodeAgent {
             on_rate_limit: OnRateLimit::default(),
             event_sink: None,
             on_session: None,
+            permissions: None,
         }
     }
 
@@ -420,6 +432,7 @@ impl CodeAgent {
                 .map(|host| (host, Arc::clone(&self.inner.tools))),
             on_rate_limit: self.inner.on_rate_limit,
             rate_limit_waits: Vec::new(),
+            permissions: self.inner.permissions.clone(),
         })
     }
 }

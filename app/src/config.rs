@@ -59,6 +59,7 @@ mod error;
 mod file;
 mod forges_file;
 mod layer;
+mod permissions_file;
 mod pricing;
 mod repository;
 mod review_file;
@@ -77,6 +78,7 @@ pub use error::ConfigError;
 pub use file::parse_file;
 pub use forges_file::{ForgesConfig, parse_forges_config, refuse_project_forges};
 pub use layer::{Layer, PartialConfig, PartialProvider};
+pub use permissions_file::{PermissionsConfig, PermissionsSection, parse_permissions_config};
 pub use pricing::{PriceRow, SHIPPED_PRICES, shipped_pricing};
 pub use repository::{
     IgnoredKeys, delivery_keys, repository_delivery, repository_layer, repository_task_config,

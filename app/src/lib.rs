@@ -16,6 +16,7 @@ pub mod execution;
 pub mod from_config;
 pub mod handle;
 pub mod orphans;
+pub mod permission;
 pub mod queue;
 mod rate_limit;
 pub mod registry;

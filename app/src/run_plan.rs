@@ -6,6 +6,8 @@ use std::sync::Arc;
 use forge_domain::{ExecutionRequest, OnRateLimit, RateLimitWait, Redactor, RunId};
 use forge_ports::{KillLadder, Provider, RegisteredTool, ToolHost};
 
+use crate::permission::PermissionBridge;
+
 /// Everything decided before a run starts.
 #[derive(Clone)]
 pub(crate) struct RunPlan {
@@ -21,6 +23,8 @@ pub(crate) struct RunPlan {
     pub on_rate_limit: OnRateLimit,
     /// Limits waited out before this run (it resumes the session that hit them).
     pub rate_limit_waits: Vec<RateLimitWait>,
+    /// Where its permission requests go in `--permission-mode ask`.
+    pub permissions: Option<PermissionBridge>,
 }
 
 /// The tool host and the registered tools of a run.

@@ -73,6 +73,9 @@ pub enum Command {
     /// Changes held for a person: list, show, approve, reject
     #[command(subcommand)]
     Approvals(crate::cmd::approvals::ApprovalsCmd),
+    /// An agent's permission requests (run --permission-mode ask): list, allow, deny
+    #[command(subcommand)]
+    Permissions(crate::cmd::permissions::PermissionsCmd),
     /// Review a change (base...head) for a pull request: the deterministic rules and an agent
     /// of any provider, read-only, written as Markdown, JSON, SARIF and a GitHub review
     #[command(after_help = crate::cmd::review::REVIEW_EXIT_CODES)]
@@ -162,6 +165,29 @@ pub enum PermissionArg {
     Plan,
 }
 
+/// `run`'s and `stream`'s permission modes: the task commands' and `ask`, which only a
+/// run can do so far (a person answers each request; docs/permissions.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunPermissionArg {
+    Default,
+    AcceptEdits,
+    Bypass,
+    Plan,
+    Ask,
+}
+
+impl From<RunPermissionArg> for PermissionMode {
+    fn from(p: RunPermissionArg) -> Self {
+        match p {
+            RunPermissionArg::Default => PermissionMode::Default,
+            RunPermissionArg::AcceptEdits => PermissionMode::AcceptEdits,
+            RunPermissionArg::Bypass => PermissionMode::Bypass,
+            RunPermissionArg::Plan => PermissionMode::Plan,
+            RunPermissionArg::Ask => PermissionMode::Ask,
+        }
+    }
+}
+
 impl From<PermissionArg> for PermissionMode {
     fn from(p: PermissionArg) -> Self {
         match p {
@@ -177,9 +203,9 @@ impl From<PermissionArg> for PermissionMode {
 pub struct RunArgs {
     #[command(flatten)]
     pub config: ConfigFlags,
-    /// Permission mode, mapped to the CLI's own flags
+    /// Permission mode, mapped to the CLI's own flags; `ask`: a person decides each request
     #[arg(long, value_enum, value_name = "MODE")]
-    pub permission_mode: Option<PermissionArg>,
+    pub permission_mode: Option<RunPermissionArg>,
     /// Resume this session of the CLI
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,

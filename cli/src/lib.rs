@@ -44,6 +44,7 @@ mod exit;
 pub mod npm_install;
 pub mod offline;
 mod output;
+mod permissions;
 mod prompt;
 mod sandbox;
 mod signals;

@@ -116,6 +116,9 @@ pub fn mode_candidates(mode: PermissionMode) -> &'static [&'static str] {
         PermissionMode::AcceptEdits => &["acceptEdits", "auto", "autoEdit", "auto_edit"],
         PermissionMode::Plan => &["plan", "read-only"],
         PermissionMode::Default => &["default"],
+        // The mode in which the agent asks: claude-agent-acp's and gemini's default,
+        // codex-acp's read-only (it asks before edits, commands and the network).
+        PermissionMode::Ask => &["default", "read-only"],
     }
 }
 
@@ -164,8 +167,9 @@ pub fn allows(mode: Option<PermissionMode>, kind: Option<AgentToolKind>) -> bool
         Some(PermissionMode::Bypass) => true,
         Some(PermissionMode::AcceptEdits) => !matches!(kind, Some(Execute | Delete | Fetch) | None),
         Some(PermissionMode::Plan) => matches!(kind, Some(Read | Search | Think)),
-        // Headless, nobody can be asked: the default refuses, like the CLIs' own.
-        Some(PermissionMode::Default) | None => false,
+        // Headless, nobody can be asked: the default refuses, like the CLIs' own. `ask`
+        // never answers from the mode: the bridge does.
+        Some(PermissionMode::Default | PermissionMode::Ask) | None => false,
     }
 }
 

@@ -162,6 +162,16 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
     },
+    /// The agent asked to use a tool and forge asks for it (`--permission-mode ask`): the
+    /// request as stored, with its id (a rule's decision already in it when one decided).
+    PermissionRequested {
+        request: Box<crate::permission::PermissionRequest>,
+    },
+    /// A request was decided: by a person, a rule, the timeout or a cancel (its
+    /// `decision.by.source`), and the agent was answered so.
+    PermissionDecided {
+        request: Box<crate::permission::PermissionRequest>,
+    },
     /// A JSON event of a kind this decoder does not know: kept whole.
     Unknown {
         kind: String,
@@ -196,6 +206,8 @@ impl AgentEvent {
             AgentEvent::SandboxDenied { .. } => "sandbox_denied",
             AgentEvent::Error { .. } => "error",
             AgentEvent::Completed { .. } => "completed",
+            AgentEvent::PermissionRequested { .. } => "permission_requested",
+            AgentEvent::PermissionDecided { .. } => "permission_decided",
             AgentEvent::Unknown { .. } => "unknown",
             AgentEvent::Unparsed { .. } => "unparsed",
             AgentEvent::OversizeLine { .. } => "oversize_line",

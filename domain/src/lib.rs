@@ -16,6 +16,7 @@ pub mod hosted_tool;
 pub mod ids;
 pub mod orphan;
 pub mod path_policy;
+pub mod permission;
 pub mod pricing;
 pub mod queue;
 pub mod queue_approval;

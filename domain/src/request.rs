@@ -29,14 +29,18 @@ pub enum PermissionMode {
     Bypass,
     /// Read-only planning.
     Plan,
+    /// A person decides each request the agent makes, through forge's approval bridge
+    /// (issue 41): the terminal, the API, the board or the CLI; rules decide first.
+    Ask,
 }
 
 impl PermissionMode {
-    pub const ALL: [PermissionMode; 4] = [
+    pub const ALL: [PermissionMode; 5] = [
         PermissionMode::Default,
         PermissionMode::AcceptEdits,
         PermissionMode::Bypass,
         PermissionMode::Plan,
+        PermissionMode::Ask,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +49,7 @@ impl PermissionMode {
             PermissionMode::AcceptEdits => "accept-edits",
             PermissionMode::Bypass => "bypass",
             PermissionMode::Plan => "plan",
+            PermissionMode::Ask => "ask",
         }
     }
 }
@@ -57,7 +62,7 @@ impl std::str::FromStr for PermissionMode {
             .find(|m| m.as_str() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown permission mode {s:?}: expected default, accept-edits, bypass or plan"
+                    "unknown permission mode {s:?}: expected default, accept-edits, bypass, plan or ask"
                 )
             })
     }

@@ -14,6 +14,7 @@ pub mod index;
 pub mod logger;
 pub mod metrics;
 pub mod notify;
+pub mod permission;
 pub mod process;
 pub mod provider;
 pub mod queue;
@@ -37,6 +38,7 @@ pub use index::{EntryKind, IndexEntry, RepoIndexer};
 pub use logger::{Logger, RunLogger};
 pub use metrics::Metrics;
 pub use notify::Notifier;
+pub use permission::{PermissionAsker, PermissionRequests};
 pub use process::{
     CapturedOutput, EnvSpec, FileSource, Invocation, KillLadder, PreparedFile, ProcessExit,
     ProcessKiller, ProcessRunner, RunningProcess, SandboxDenials, SpawnOptions, StderrLines,

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use forge_domain::{AgentEvent, ForgeError};
 
+use crate::permission::PermissionAsker;
 use crate::process::{KillLadder, ProcessRunner};
 use crate::workspace::Workspace;
 
@@ -36,6 +37,9 @@ pub struct SessionServices {
     pub workdir: PathBuf,
     /// How the commands run for the agent are stopped.
     pub ladder: KillLadder,
+    /// Where the agent's permission requests go in `--permission-mode ask` (`None` in any
+    /// other mode).
+    pub permissions: Option<Arc<dyn PermissionAsker>>,
 }
 
 /// A step the session finishes later (the answer to a request that waits for something, as

@@ -15,6 +15,7 @@
 //! codex-acp 0.16, claude-agent-acp 0.23) never ask for a terminal and run commands
 //! themselves, in their own process group under forge's.
 
+mod ask;
 pub mod decode;
 pub mod flow;
 pub mod provider;

@@ -9,7 +9,7 @@ use agent_client_protocol::v1::schema::{
     SelectedPermissionOutcome, WriteTextFileRequest, WriteTextFileResponse,
 };
 use async_trait::async_trait;
-use forge_domain::{AgentEvent, ForgeError, RawJson};
+use forge_domain::{AgentEvent, ForgeError, PermissionMode, RawJson};
 use forge_ports::{AgentSession, SessionServices, SessionStep};
 use serde_json::{Value, json};
 
@@ -48,6 +48,14 @@ impl AcpSession {
         params: &str,
         step: &mut SessionStep,
     ) -> Result<Option<Value>, RpcError> {
+        // `ask`: the bridge answers, later (a person may take minutes).
+        if method == "session/request_permission"
+            && self.flow.config.permission_mode == Some(PermissionMode::Ask)
+            && let Some(asker) = self.services.permissions.clone()
+        {
+            crate::ask::ask(asker, id.clone(), parse(params)?, step).await;
+            return Ok(None);
+        }
         let answer = match method {
             "session/request_permission" => Ok(self.permission(parse(params)?, step)),
             "fs/read_text_file" => self.read(parse(params)?, step).await,
@@ -184,6 +192,10 @@ impl AgentSession for AcpSession {
     }
 
     async fn end(&mut self) -> Result<(), ForgeError> {
+        if let Some(asker) = &self.services.permissions {
+            // What is still pending was asked by a run that is over.
+            asker.close().await?;
+        }
         self.terminals.end().await
     }
 }

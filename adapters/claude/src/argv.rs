@@ -96,6 +96,14 @@ pub fn build(
         }
         Some(PermissionMode::Plan) => push(&mut args, "--permission-mode", "plan".to_owned()),
         Some(PermissionMode::Bypass) => args.push("--dangerously-skip-permissions".to_owned()),
+        // The CLI's default mode asks; the stdio prompt hands each question to forge over
+        // the control protocol, which needs stream-json input (the session writes the
+        // prompt as its first message).
+        Some(PermissionMode::Ask) => {
+            push(&mut args, "--permission-mode", "default".to_owned());
+            push(&mut args, "--permission-prompt-tool", "stdio".to_owned());
+            push(&mut args, "--input-format", "stream-json".to_owned());
+        }
     }
     if let Some(session) = &request.resume_session_id {
         // The equals form: a session id starting with `-` must not read as a flag.
@@ -123,7 +131,11 @@ pub fn build(
         .unwrap_or_else(|| PathBuf::from(DEFAULT_BINARY));
     let mut invocation = Invocation::new(program, args, request.workdir.clone());
     invocation.env = environment(settings, request, ctx);
-    invocation.stdin = Some(request.prompt.clone().into_bytes());
+    if request.permission_mode == Some(PermissionMode::Ask) {
+        invocation.stdin_open = true;
+    } else {
+        invocation.stdin = Some(request.prompt.clone().into_bytes());
+    }
     invocation.install_hint = Some(hints::INSTALL.to_owned());
     if let Some(run_home) = &ctx.home {
         invocation.files = home::prepared_files(run_home, user, settings.copy_user_auth);

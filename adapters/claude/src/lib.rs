@@ -12,6 +12,7 @@ use forge_domain::ProviderId;
 use forge_ports::{Provider, ProviderSettings};
 
 pub mod argv;
+pub mod ask;
 pub mod decode;
 pub mod health;
 pub mod hints;

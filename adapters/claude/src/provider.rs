@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 use forge_domain::{ExecutionRequest, ForgeError, PermissionMode};
 use forge_ports::{
-    Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext, ProcessRunner,
-    Provider, ProviderSettings,
+    AgentSession, Capabilities, Decoder, Detection, EnvSnapshot, Invocation, InvocationContext,
+    ProcessRunner, Provider, ProviderSettings, SessionServices,
 };
 
 use crate::decode::ClaudeDecoder;
@@ -53,6 +53,22 @@ impl Provider for ClaudeProvider {
         ctx: &InvocationContext,
     ) -> Result<Invocation, ForgeError> {
         argv::build(&self.settings, &self.user, request, ctx)
+    }
+
+    /// `--permission-mode ask` holds a conversation (the stdio permission prompt); any
+    /// other mode just prints.
+    fn session(
+        &self,
+        request: &ExecutionRequest,
+        _ctx: &InvocationContext,
+        services: SessionServices,
+    ) -> Option<Box<dyn AgentSession>> {
+        (request.permission_mode == Some(PermissionMode::Ask)).then(|| {
+            Box::new(crate::ask::AskSession::new(
+                request.prompt.clone(),
+                services.permissions,
+            )) as Box<dyn AgentSession>
+        })
     }
 
     fn decoder(&self, request: &ExecutionRequest) -> Box<dyn Decoder> {

@@ -111,7 +111,8 @@ fn push_permission_flags(args: &mut Vec<String>, mode: Option<PermissionMode>) {
         // The CLI's own default: no flag, so the user's `sandbox_mode` in config.toml applies
         // (Codex documents read-only for `exec`, workspace-write once a project is trusted).
         // Passing read-only here would make `default` the same as `plan`.
-        None | Some(PermissionMode::Default) => {}
+        // `ask` is refused before (`refuse_unsupported`).
+        None | Some(PermissionMode::Default | PermissionMode::Ask) => {}
         // Edits inside the workspace (and --add-dir roots) without asking; shell commands
         // run in the same sandbox, and anything needing escalation fails instead of asking.
         Some(PermissionMode::AcceptEdits) => {
@@ -136,6 +137,11 @@ fn refuse_unsupported(features: CliFeatures, request: &ExecutionRequest) -> Resu
         return Err(refuse(
             "releases this old print the legacy json protocol: upgrade codex (npm i -g @openai/codex)",
         ));
+    }
+    if request.permission_mode == Some(PermissionMode::Ask) {
+        return Err(ForgeError::InvalidRequest {
+            reason: forge_domain::permission::ask_refusal("codex").unwrap_or_default(),
+        });
     }
     if request.max_turns.is_some() {
         return Err(refuse("has no max-turns limit"));

@@ -106,7 +106,11 @@ impl Provider for CodexProvider {
             reports_cost: false,
             allowed_tools: false,
             append_system_prompt: self.features().developer_instructions,
-            permission_modes: PermissionMode::ALL.to_vec(),
+            // `ask` is not among them: see `forge_domain::permission::ask_refusal`.
+            permission_modes: PermissionMode::ALL
+                .into_iter()
+                .filter(|m| *m != PermissionMode::Ask)
+                .collect(),
         }
     }
 

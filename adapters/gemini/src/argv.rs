@@ -25,6 +25,8 @@ pub fn approval_mode(mode: PermissionMode) -> &'static str {
         PermissionMode::AcceptEdits => "auto_edit",
         PermissionMode::Bypass => "yolo",
         PermissionMode::Plan => "plan",
+        // Refused before (`check_supported`): gemini -p cannot hand a request over.
+        PermissionMode::Ask => "default",
     }
 }
 
@@ -36,6 +38,11 @@ fn invalid(reason: impl Into<String>) -> ForgeError {
 
 /// Refuses what gemini cannot do, where dropping it silently would change the run.
 fn check_supported(request: &ExecutionRequest) -> Result<(), ForgeError> {
+    if request.permission_mode == Some(PermissionMode::Ask) {
+        return Err(invalid(
+            forge_domain::permission::ask_refusal("gemini").unwrap_or_default(),
+        ));
+    }
     if request.prompt.trim().is_empty() {
         return Err(invalid("gemini needs a non-empty prompt"));
     }

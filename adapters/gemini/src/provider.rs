@@ -65,7 +65,11 @@ impl Provider for GeminiProvider {
             // `--allowed-tools` (deprecated in favour of policies, still honoured in 0.61).
             allowed_tools: true,
             append_system_prompt: false,
-            permission_modes: PermissionMode::ALL.to_vec(),
+            // `ask` is not among them: see `forge_domain::permission::ask_refusal`.
+            permission_modes: PermissionMode::ALL
+                .into_iter()
+                .filter(|m| *m != PermissionMode::Ask)
+                .collect(),
         }
     }
 

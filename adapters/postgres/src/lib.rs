@@ -18,6 +18,7 @@ mod connect;
 mod listen;
 mod migrate;
 mod password;
+mod permissions;
 mod queue;
 mod rows;
 mod shares;

@@ -41,6 +41,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "005_share_links",
         sql: include_str!("../migrations/005_share_links.sql"),
     },
+    Migration {
+        version: 6,
+        name: "006_permission_requests",
+        sql: include_str!("../migrations/006_permission_requests.sql"),
+    },
 ];
 
 /// Any number fixed for forge: workers connecting at once take turns applying migrations.

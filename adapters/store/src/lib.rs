@@ -10,6 +10,7 @@ mod error;
 mod location;
 mod migrate;
 mod open;
+mod permissions;
 mod queue;
 mod queue_approvals;
 mod rows;

@@ -48,6 +48,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "006_share_links",
         sql: include_str!("../migrations/006_share_links.sql"),
     },
+    Migration {
+        version: 7,
+        name: "007_permission_requests",
+        sql: include_str!("../migrations/007_permission_requests.sql"),
+    },
 ];
 
 /// Applies the migrations `conn` has not seen. Each runs in an IMMEDIATE transaction that

@@ -26,6 +26,7 @@ fn terminals(root: &Path) -> Terminals {
             interrupt_grace: Duration::from_millis(200),
             terminate_grace: Duration::from_millis(200),
         },
+        permissions: None,
     })
 }
 

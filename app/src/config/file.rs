@@ -35,6 +35,8 @@ const GLOBAL_KEYS: &[&str] = &[
     "sandbox",
     // Read by `forges_file::parse_forges_config` (the user config only).
     "forges",
+    // Read by `permissions_file::parse_permissions_config`.
+    "permissions",
 ];
 const PROVIDER_KEYS: &[&str] = &[
     "binary",

@@ -5,8 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use forge_domain::{EventAccumulator, ExecutionResult, Redactor};
-use forge_ports::{Invocation, RunningProcess, SessionServices, SpawnOptions};
+use forge_domain::permission::PermissionOwner;
+use forge_domain::{EventAccumulator, ExecutionResult, ForgeError, PermissionMode, Redactor};
+use forge_ports::{Invocation, PermissionAsker, RunningProcess, SessionServices, SpawnOptions};
 use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 
@@ -22,6 +23,10 @@ pub(super) async fn spawn<'a>(
     mut prepared: Prepared<'a>,
 ) -> Result<(RunLoop<'a>, Box<dyn RunningProcess>), ExecutionResult> {
     let provider = Arc::clone(&prepared.plan.provider);
+    let permissions = match asker(rt, &prepared) {
+        Ok(asker) => asker,
+        Err(e) => return Err(prepared.fail(rt, e).await),
+    };
     let invocation = match provider.invocation(&prepared.plan.request, &prepared.ctx) {
         Ok(inv) => crate::confine::agent(
             inv,
@@ -53,6 +58,7 @@ pub(super) async fn spawn<'a>(
         runner: Arc::clone(&rt.runner),
         workdir: prepared.workdir.clone(),
         ladder: prepared.plan.ladder,
+        permissions,
     };
     let mut session = provider.session(&prepared.plan.request, &prepared.ctx, services);
     let mut stdin = match &session {
@@ -105,6 +111,31 @@ pub(super) async fn spawn<'a>(
         prepared,
     };
     Ok((run, child))
+}
+
+/// Where the agent's permission requests go in `--permission-mode ask` (`None` in any other
+/// mode). A run that asks with nowhere to ask is refused, never run without asking.
+fn asker(
+    rt: &Runtime,
+    prepared: &Prepared<'_>,
+) -> Result<Option<Arc<dyn PermissionAsker>>, ForgeError> {
+    let plan = &prepared.plan;
+    if plan.request.permission_mode != Some(PermissionMode::Ask) {
+        return Ok(None);
+    }
+    let Some(bridge) = &plan.permissions else {
+        return Err(ForgeError::InvalidRequest {
+            reason: "--permission-mode ask: this forge has no permission store to ask through"
+                .to_owned(),
+        });
+    };
+    let asker = bridge.asker(
+        PermissionOwner::Run(plan.run_id.clone()),
+        plan.provider.id(),
+        prepared.workdir.display().to_string(),
+        Arc::clone(&rt.ids),
+    );
+    Ok(Some(Arc::new(asker)))
 }
 
 /// The plan's redactor, with this run's own secrets: the invocation's and the request's

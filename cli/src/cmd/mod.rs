@@ -10,10 +10,12 @@ pub(crate) mod demo;
 pub(crate) mod doctor;
 mod events;
 pub(crate) mod fake_model;
+pub(crate) mod permissions;
 pub(crate) mod pull_request;
 pub(crate) mod queue;
 pub(crate) mod review;
 mod run;
+mod run_prompt;
 mod runs;
 mod sandbox_bridge;
 pub(crate) mod serve;
@@ -57,6 +59,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::FakeModel(command) => fake_model::run(command).await,
         Command::Task(command) => task::run(command).await,
         Command::Approvals(command) => approvals::run(command).await,
+        Command::Permissions(command) => permissions::run(command).await,
         Command::Review(args) => review::run(*args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::Worker(args) => queue::worker::run(args).await,

@@ -8,9 +8,12 @@ use forge_ports::EventSink;
 
 use forge_app::CodeAgent;
 use forge_app::from_config::apply_request_defaults;
-use forge_domain::{AgentEvent, ExecutionMode, ExecutionResult, SessionId};
+use forge_domain::{
+    AgentEvent, ExecutionMode, ExecutionRequest, ExecutionResult, PermissionMode, SessionId,
+};
 
-use crate::args::RunArgs;
+use crate::args::{RunArgs, RunPermissionArg};
+use crate::cmd::run_prompt::Prompter;
 use crate::compose;
 use crate::config_load::{load_config, workdir};
 use crate::exit::{Failure, exit_code_of};
@@ -41,6 +44,15 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     if let Some(sink) = &sink {
         builder = builder.event_sink(Arc::clone(sink) as Arc<dyn EventSink>);
     }
+    // `ask`: the requests go to the workdir's store, where this terminal and anyone with
+    // `permissions allow|deny` answer them.
+    let bridge = match args.permission_mode {
+        Some(RunPermissionArg::Ask) => Some(crate::permissions::bridge(&workdir(&args.config))?),
+        _ => None,
+    };
+    if let Some(bridge) = &bridge {
+        builder = builder.permissions(bridge.clone());
+    }
     let agent = builder.build().map_err(|e| Failure::Usage(e.to_string()))?;
 
     agent.end_orphans_of_finished_runs().await;
@@ -49,6 +61,7 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
     request.workdir = workdir(&args.config);
     apply_request_defaults(&config, &mut request);
     request.permission_mode = args.permission_mode.map(Into::into);
+    refuse_unaskable(&agent, &request)?;
     request.resume_session_id = args
         .resume
         .map(SessionId::new)
@@ -73,8 +86,18 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
         Format::Human => {
             let spinner = Spinner::new(is_tty && std::io::stderr().is_terminal());
             let mut renderer = HumanRenderer::new(&mut out, Style::detect(is_tty), spinner, live);
+            let prompter = bridge
+                .as_ref()
+                .filter(|_| std::io::stdin().is_terminal())
+                .map(|b| Prompter::new(Arc::clone(&b.store)));
             while let Some(event) = handle.next_event().await {
                 renderer.event(&event);
+                if let (Some(prompter), AgentEvent::PermissionRequested { request }) =
+                    (&prompter, &event)
+                    && request.is_pending()
+                {
+                    prompter.ask(request);
+                }
             }
             let result = handle.result().await;
             renderer.finish(&result);
@@ -104,6 +127,30 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
         flush(&sink).await;
     }
     Ok(exit_code_of(&result))
+}
+
+/// `--permission-mode ask` with a provider that cannot ask through forge: a usage error
+/// (exit 2) saying why and what to use instead, before anything starts.
+fn refuse_unaskable(agent: &CodeAgent, request: &ExecutionRequest) -> Result<(), Failure> {
+    if request.permission_mode != Some(PermissionMode::Ask) {
+        return Ok(());
+    }
+    let provider = agent
+        .provider(&request.provider)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    if provider
+        .capabilities()
+        .permission_modes
+        .contains(&PermissionMode::Ask)
+    {
+        return Ok(());
+    }
+    let id = provider.id();
+    Err(Failure::Usage(
+        forge_domain::permission::ask_refusal(id.as_str()).unwrap_or_else(|| {
+            format!("--permission-mode ask: provider {id} cannot ask through forge yet")
+        }),
+    ))
 }
 
 /// The result is out; events the sink still holds get a short while to leave before the

@@ -56,6 +56,22 @@ impl<'a> HumanRenderer<'a> {
                 self.spin("thinking");
                 return;
             }
+            // Asked and answered: shown in `run` too, a person may be the one to answer.
+            AgentEvent::PermissionRequested { request } => {
+                self.spinner.hide();
+                self.end_line();
+                self.line(&super::permission_line::asked(self.style, request));
+                return;
+            }
+            AgentEvent::PermissionDecided { request } => {
+                self.spinner.hide();
+                self.end_line();
+                if let Some(text) = super::permission_line::decided(self.style, request) {
+                    self.line(&text);
+                }
+                self.spin("working");
+                return;
+            }
             _ if !self.live => return,
             _ => {}
         }

@@ -2,6 +2,7 @@
 
 pub mod footer;
 pub mod human;
+pub mod permission_line;
 pub mod spinner;
 pub mod style;
 pub mod tool_line;

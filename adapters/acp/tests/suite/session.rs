@@ -18,6 +18,7 @@ fn converse(config: FlowConfig, agent: &[&str]) -> (Vec<String>, ResultPieces) {
         runner: Arc::new(ScriptedProcessRunner::new([])),
         workdir: "/work".into(),
         ladder: forge_ports::KillLadder::default(),
+        permissions: None,
     };
     let mut session = AcpSession::new(config.clone(), services);
     let mut decoder = AcpDecoder::new(config);

@@ -23,3 +23,14 @@ async fn share_links_keep_the_contract() {
     let b = PgQueue::connect(&db.url).await.unwrap();
     forge_testkit::share_contract::check(&a, &b).await;
 }
+
+#[tokio::test]
+async fn permission_requests_keep_the_contract() {
+    let db = FreshDb::create().await;
+    let a = Arc::new(PgQueue::connect(&db.url).await.unwrap());
+    let b = Arc::new(PgQueue::connect(&db.url).await.unwrap());
+    forge_testkit::permission_contract::check(a, b, || async {
+        Arc::new(PgQueue::connect(&db.url).await.unwrap()) as _
+    })
+    .await;
+}

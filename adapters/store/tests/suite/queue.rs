@@ -24,3 +24,15 @@ async fn share_links_keep_the_contract() {
     let b = SqliteStore::open(&path).unwrap();
     forge_testkit::share_contract::check(&a, &b).await;
 }
+
+#[tokio::test]
+async fn permission_requests_keep_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("queue.db");
+    let a = Arc::new(SqliteStore::open(&path).unwrap());
+    let b = Arc::new(SqliteStore::open(&path).unwrap());
+    forge_testkit::permission_contract::check(a, b, || async {
+        Arc::new(SqliteStore::open(&path).unwrap()) as _
+    })
+    .await;
+}

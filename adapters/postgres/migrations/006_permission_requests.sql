@@ -1,0 +1,19 @@
+-- forge's task queue, version 6 (SQLite's 007_permission_requests.sql): the agents'
+-- permission requests (issue 41), pending until one decision — a person's, a rule's, a
+-- timeout's or a cancel's — is written once. `tool` and `decision` are
+-- forge_domain::permission::ToolRequest and PermissionDecision; `decision` NULL: pending.
+-- The owner has no foreign key: a run's requests are kept as a task's are.
+
+CREATE TABLE permission_requests (
+    request_id      TEXT PRIMARY KEY NOT NULL,
+    owner_kind      TEXT NOT NULL,
+    owner_id        TEXT NOT NULL,
+    provider        TEXT NOT NULL,
+    tool            JSONB NOT NULL,
+    requested_at_ms BIGINT NOT NULL,
+    expires_at_ms   BIGINT NOT NULL,
+    decision        JSONB
+);
+CREATE INDEX permission_requests_pending ON permission_requests (requested_at_ms)
+    WHERE decision IS NULL;
+CREATE INDEX permission_requests_owner ON permission_requests (owner_kind, owner_id);
