@@ -243,7 +243,16 @@ fn capabilities_are_declared_honestly() {
     assert!(!caps.allowed_tools);
     assert!(caps.resume);
     assert!(caps.append_system_prompt);
-    assert_eq!(caps.permission_modes, PermissionMode::ALL.to_vec());
+    // Every mode but `ask`: headless, this CLI cannot ask (the ACP provider can).
+    assert_eq!(
+        caps.permission_modes,
+        [
+            PermissionMode::Default,
+            PermissionMode::AcceptEdits,
+            PermissionMode::Bypass,
+            PermissionMode::Plan
+        ]
+    );
 }
 
 proptest! {

@@ -221,7 +221,16 @@ fn capabilities_are_declared() {
     let caps = GeminiProvider::new(ProviderSettings::default()).capabilities();
     assert!(caps.streams_text_deltas && caps.max_turns && caps.resume && caps.allowed_tools);
     assert!(!caps.max_budget && !caps.reports_cost && !caps.append_system_prompt);
-    assert_eq!(caps.permission_modes, PermissionMode::ALL.to_vec());
+    // Every mode but `ask`: headless, this CLI cannot ask (the ACP provider can).
+    assert_eq!(
+        caps.permission_modes,
+        [
+            PermissionMode::Default,
+            PermissionMode::AcceptEdits,
+            PermissionMode::Bypass,
+            PermissionMode::Plan
+        ]
+    );
     let p = forge_adapter_gemini::provider(ProviderSettings::default());
     assert_eq!(p.id().as_str(), "gemini");
     assert_eq!(p.install_hint(), "npm i -g @google/gemini-cli");
