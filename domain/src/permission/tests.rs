@@ -176,7 +176,7 @@ fn fetch_mcp_and_named_rules() {
         "WebFetch(domain:docs.rs)",
         "WebFetch(domain:*.rust-lang.org)",
     ];
-    check(allow, &[], fetch("https://docs.rs/tokio"), "allow");
+    check(allow, &[], fetch("https://docs.rs/serde"), "allow");
     check(allow, &[], fetch("https://DOCS.rs:443/x"), "allow");
     check(allow, &[], fetch("https://blog.rust-lang.org/"), "allow");
     check(allow, &[], fetch("https://docs.rs.evil.com/"), "ask");
