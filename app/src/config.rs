@@ -64,6 +64,7 @@ mod pricing;
 mod repository;
 mod review_file;
 mod sandbox_file;
+mod section;
 mod source;
 mod task_file;
 mod tools;

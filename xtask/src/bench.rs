@@ -86,7 +86,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         return crate::bench_context::run(&root);
     }
     if args.sandbox {
-        return crate::bench_sandbox::run(&root, args.runs, &args.provider);
+        return crate::bench_sandbox::run(&root, args.runs, &args.provider, !args.debug);
     }
     if args.memory {
         return crate::bench_memory::run(&root);

@@ -9,6 +9,9 @@
 //! 3. **task**: a guarded `task run` on the semver repository (claude against the fake model,
 //!    which edits `src/lib.rs`; the baseline's and the validation's `cargo build` and `cargo
 //!    test` confined too, the build cache warm), whole wall time. Target ≤ 2 % added.
+//!
+//! `FORGE_BENCH_BINARY=PATH` measures another build of `forge-code-agent` (an earlier one,
+//! for a before/after comparison); `--debug` builds this one without optimisation.
 
 use std::io::Write;
 use std::path::Path;
@@ -46,8 +49,12 @@ impl Row {
     }
 }
 
-pub fn run(root: &Path, runs: usize, providers: &[String]) -> anyhow::Result<()> {
-    let suite = e2e::setup(root, true, "bench-sandbox", true)?;
+pub fn run(root: &Path, runs: usize, providers: &[String], release: bool) -> anyhow::Result<()> {
+    let mut suite = e2e::setup(root, true, "bench-sandbox", release)?;
+    // Another build of `forge-code-agent` (an earlier one, for a before/after comparison).
+    if let Some(binary) = std::env::var_os("FORGE_BENCH_BINARY") {
+        suite.forge = binary.into();
+    }
     let runs = runs.max(1);
     let start = start_row(&suite, root, runs * 3)?;
     let server = ServerProcess::start(&suite.forge, SCENARIO, &suite.work.join("requests.jsonl"))?;

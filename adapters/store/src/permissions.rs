@@ -12,7 +12,7 @@ use forge_domain::permission::{
     PermissionDecided, PermissionDecision, PermissionId, PermissionOwner, PermissionRequest,
 };
 use forge_ports::PermissionRequests;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{bad_row, store_error};
 use crate::queue::POLL_MS;
@@ -43,19 +43,6 @@ type Raw = (
     Option<String>,
 );
 
-fn raw(row: &Row<'_>) -> rusqlite::Result<Raw> {
-    Ok((
-        row.get(0)?,
-        row.get(1)?,
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
-        row.get(6)?,
-        row.get(7)?,
-    ))
-}
-
 fn request_of(path: &Path, raw: Raw) -> Result<PermissionRequest, ForgeError> {
     let (id, owner_kind, owner_id, provider, tool, requested, expires, decision) = raw;
     let bad = |what: String| bad_row(path, TABLE, format!("request {id}: {what}"));
@@ -77,7 +64,7 @@ fn read(conn: &Connection, path: &Path, id: &str) -> Result<Option<PermissionReq
     conn.query_row(
         &format!("SELECT {COLUMNS} FROM {TABLE} WHERE request_id = ?1"),
         params![id],
-        raw,
+        |row| Raw::try_from(row),
     )
     .optional()
     .map_err(|e| store_error(path, "reading a permission request", &e))?
@@ -98,7 +85,7 @@ fn read_many(
         ))
         .map_err(fail)?;
     let raws = stmt
-        .query_map(args, raw)
+        .query_map(args, |row| Raw::try_from(row))
         .map_err(fail)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(fail)?;

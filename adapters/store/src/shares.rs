@@ -9,7 +9,7 @@ use forge_domain::ForgeError;
 use forge_domain::share::ShareLink;
 use forge_domain::task::TaskId;
 use forge_ports::ShareLinks;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{bad_row, store_error};
 use crate::store::SqliteStore;
@@ -24,17 +24,6 @@ fn now_ms() -> i64 {
 }
 
 type Raw = (String, String, String, String, i64, Option<i64>);
-
-fn raw(row: &Row<'_>) -> rusqlite::Result<Raw> {
-    Ok((
-        row.get(0)?,
-        row.get(1)?,
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
-    ))
-}
 
 fn link_of(path: &Path, raw: Raw) -> Result<ShareLink, ForgeError> {
     let (share_id, task, secret_digest, created_by, created, revoked) = raw;
@@ -53,7 +42,7 @@ fn read(conn: &Connection, path: &Path, id: &str) -> Result<Option<ShareLink>, F
     conn.query_row(
         &format!("SELECT {COLUMNS} FROM {TABLE} WHERE share_id = ?1"),
         params![id],
-        raw,
+        |row| Raw::try_from(row),
     )
     .optional()
     .map_err(|e| store_error(path, "reading a share link", &e))?
@@ -109,7 +98,7 @@ impl ShareLinks for SqliteStore {
                 ))
                 .map_err(fail)?;
             let raws = stmt
-                .query_map(params![task], raw)
+                .query_map(params![task], |row| Raw::try_from(row))
                 .map_err(fail)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(fail)?;

@@ -15,9 +15,10 @@
 use std::path::Path;
 
 use forge_domain::permission::{DEFAULT_TIMEOUT_MS, RuleSet, Rules};
-use toml::{Table, Value};
+use toml::Value;
 
 use super::error::ConfigError;
+use super::section::{section, strings};
 
 const KEYS: &[&str] = &["timeout_ms", "allow", "deny"];
 
@@ -72,19 +73,8 @@ pub fn parse_permissions_config(
     path: &Path,
 ) -> Result<PermissionsSection, ConfigError> {
     let origin = format!("file {}", path.display());
-    let mut table: Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| ConfigError::whole(&origin, e.message().to_owned()))?;
-    let section = match table.remove("permissions") {
-        None => return Ok(PermissionsSection::default()),
-        Some(Value::Table(t)) => t,
-        Some(v) => {
-            return Err(ConfigError::new(
-                &origin,
-                "permissions",
-                format!("expected a table, found {}", v.type_str()),
-            ));
-        }
+    let Some(section) = section(text, "permissions", &origin)? else {
+        return Ok(PermissionsSection::default());
     };
     let wrong =
         |key: &str, reason: String| ConfigError::new(&origin, format!("permissions.{key}"), reason);
@@ -115,23 +105,6 @@ pub fn parse_permissions_config(
         wrong(key, e.to_string())
     })?;
     Ok(PermissionsSection { timeout_ms, rules })
-}
-
-fn strings(section: &Table, key: &str) -> Result<Vec<String>, String> {
-    match section.get(key) {
-        None => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s.clone()),
-                other => Err(format!("expected strings, found {}", other.type_str())),
-            })
-            .collect(),
-        Some(v) => Err(format!(
-            "expected an array of strings, found {}",
-            v.type_str()
-        )),
-    }
 }
 
 #[cfg(test)]

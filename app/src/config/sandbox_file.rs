@@ -15,9 +15,10 @@
 use std::path::{Path, PathBuf};
 
 use forge_domain::sandbox::{HostPattern, SandboxMode, SandboxSettings};
-use toml::{Table, Value};
+use toml::Value;
 
 use super::error::ConfigError;
+use super::section::{section, strings};
 
 const KEYS: &[&str] = &["mode", "registries", "allow_hosts", "env_pass", "bwrap"];
 
@@ -34,7 +35,7 @@ pub struct SandboxConfig {
 /// [`ConfigError`] naming the file, the dotted key and the reason.
 pub fn parse_sandbox_config(text: &str, path: &Path) -> Result<SandboxConfig, ConfigError> {
     let origin = format!("file {}", path.display());
-    let Some(section) = sandbox_table(text, &origin)? else {
+    let Some(section) = section(text, "sandbox", &origin)? else {
         return Ok(SandboxConfig::default());
     };
     if let Some(key) = section.keys().find(|k| !KEYS.contains(&k.as_str())) {
@@ -88,7 +89,7 @@ pub fn parse_sandbox_config(text: &str, path: &Path) -> Result<SandboxConfig, Co
 /// [`ConfigError`] saying where the setting belongs.
 pub fn refuse_project_sandbox(text: &str, path: &Path) -> Result<(), ConfigError> {
     let origin = format!("file {}", path.display());
-    match sandbox_table(text, &origin)? {
+    match section(text, "sandbox", &origin)? {
         None => Ok(()),
         Some(_) => Err(ConfigError::new(
             &origin,
@@ -96,38 +97,6 @@ pub fn refuse_project_sandbox(text: &str, path: &Path) -> Result<(), ConfigError
             "a repository cannot set its own sandbox; put [sandbox] in your user config \
              (or use --sandbox off)"
                 .to_owned(),
-        )),
-    }
-}
-
-fn sandbox_table(text: &str, origin: &str) -> Result<Option<Table>, ConfigError> {
-    let mut table: Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| ConfigError::whole(origin, e.message().to_owned()))?;
-    match table.remove("sandbox") {
-        None => Ok(None),
-        Some(Value::Table(t)) => Ok(Some(t)),
-        Some(v) => Err(ConfigError::new(
-            origin,
-            "sandbox",
-            format!("expected a table, found {}", v.type_str()),
-        )),
-    }
-}
-
-fn strings(section: &Table, key: &str) -> Result<Vec<String>, String> {
-    match section.get(key) {
-        None => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s.clone()),
-                other => Err(format!("expected strings, found {}", other.type_str())),
-            })
-            .collect(),
-        Some(v) => Err(format!(
-            "expected an array of strings, found {}",
-            v.type_str()
         )),
     }
 }

@@ -126,7 +126,6 @@ pub type Classified = Result<Trigger, Ignored>;
 /// The rule. Pure: the caller looked the pull request up and, for a [`Trigger`] with an
 /// actor, asks the forge the actor's permission next.
 pub fn classify(event: &ForgeEvent, cx: &EventContext<'_>) -> Classified {
-    let own = |author: &str| cx.bot_login.is_some_and(|b| b.eq_ignore_ascii_case(author));
     match event {
         ForgeEvent::PullRequestComment {
             number,
@@ -134,49 +133,33 @@ pub fn classify(event: &ForgeEvent, cx: &EventContext<'_>) -> Classified {
             author,
             body,
             ..
-        } => {
-            let pr = open_pull_request(cx, *number)?;
-            if own(author) {
-                return Err(Ignored::OwnComment);
-            }
-            if !mentions(body, cx.handle) {
-                return Err(Ignored::NoMention);
-            }
-            Ok(Trigger::FollowUp {
-                task_id: pr.task_id.clone(),
-                number: *number,
-                cause: FollowupCause::Comment {
-                    comment_id: *comment_id,
-                    body: body.clone(),
-                    inline: None,
-                },
-                actor: Some(author.clone()),
-            })
-        }
+        } => mention_on_pull_request(
+            cx,
+            *number,
+            author,
+            body,
+            FollowupCause::Comment {
+                comment_id: *comment_id,
+                body: body.clone(),
+                inline: None,
+            },
+        ),
         ForgeEvent::ReviewComment {
             number,
             author,
             comment,
             ..
-        } => {
-            let pr = open_pull_request(cx, *number)?;
-            if own(author) {
-                return Err(Ignored::OwnComment);
-            }
-            if !mentions(&comment.body, cx.handle) {
-                return Err(Ignored::NoMention);
-            }
-            Ok(Trigger::FollowUp {
-                task_id: pr.task_id.clone(),
-                number: *number,
-                cause: FollowupCause::Comment {
-                    comment_id: comment.id,
-                    body: comment.body.clone(),
-                    inline: Some(comment.clone()),
-                },
-                actor: Some(author.clone()),
-            })
-        }
+        } => mention_on_pull_request(
+            cx,
+            *number,
+            author,
+            &comment.body,
+            FollowupCause::Comment {
+                comment_id: comment.id,
+                body: comment.body.clone(),
+                inline: Some(comment.clone()),
+            },
+        ),
         ForgeEvent::Review {
             number,
             review_id,
@@ -184,30 +167,7 @@ pub fn classify(event: &ForgeEvent, cx: &EventContext<'_>) -> Classified {
             state,
             body,
             ..
-        } => {
-            let pr = open_pull_request(cx, *number)?;
-            if own(author) {
-                return Err(Ignored::OwnComment);
-            }
-            match state {
-                ReviewState::ChangesRequested => Ok(Trigger::FollowUp {
-                    task_id: pr.task_id.clone(),
-                    number: *number,
-                    cause: FollowupCause::ChangesRequested {
-                        review_id: *review_id,
-                        body: body.clone(),
-                    },
-                    actor: Some(author.clone()),
-                }),
-                ReviewState::Approved if pr.info.draft => Ok(Trigger::MarkReady {
-                    task_id: pr.task_id.clone(),
-                    number: *number,
-                    actor: author.clone(),
-                }),
-                ReviewState::Approved => Err(Ignored::NotHeld),
-                ReviewState::Commented | ReviewState::Dismissed => Err(Ignored::ReviewAsksNothing),
-            }
-        }
+        } => review(cx, *number, *review_id, author, *state, body),
         ForgeEvent::CheckCompleted {
             head_sha,
             check_id,
@@ -218,22 +178,7 @@ pub fn classify(event: &ForgeEvent, cx: &EventContext<'_>) -> Classified {
             if !conclusion.is_failure() {
                 return Err(Ignored::CheckNotFailed);
             }
-            let pr = cx.pull_request.ok_or(Ignored::NotForgesPullRequest)?;
-            if pr.info.state != PullRequestState::Open {
-                return Err(Ignored::PullRequestClosed);
-            }
-            if !pr.head_sha.eq_ignore_ascii_case(head_sha) {
-                return Err(Ignored::NotTheHeadCommit);
-            }
-            Ok(Trigger::FollowUp {
-                task_id: pr.task_id.clone(),
-                number: pr.info.number,
-                cause: FollowupCause::CheckFailed {
-                    check_id: *check_id,
-                    name: name.clone(),
-                },
-                actor: None,
-            })
+            check_failed(cx, head_sha, *check_id, name)
         }
         ForgeEvent::IssueLabelled {
             issue,
@@ -242,28 +187,14 @@ pub fn classify(event: &ForgeEvent, cx: &EventContext<'_>) -> Classified {
             title,
             body,
             ..
-        } => {
-            if !label.eq_ignore_ascii_case(cx.label) {
-                return Err(Ignored::OtherLabel);
-            }
-            let task = if body.trim().is_empty() {
-                title.trim().to_owned()
-            } else {
-                format!("{}\n\n{}", title.trim(), body.trim())
-            };
-            Ok(Trigger::IssueTask {
-                issue: *issue,
-                task,
-                actor: author.clone(),
-            })
-        }
+        } => issue_labelled(cx, *issue, label, author, title, body),
         ForgeEvent::IssueComment {
             issue,
             author,
             body,
             ..
         } => {
-            if own(author) {
+            if is_own(cx, author) {
                 return Err(Ignored::OwnComment);
             }
             if !mentions(body, cx.handle) {
@@ -288,6 +219,112 @@ pub fn classify(event: &ForgeEvent, cx: &EventContext<'_>) -> Classified {
         }
         ForgeEvent::Other { name } => Err(Ignored::OtherEvent(name.clone())),
     }
+}
+
+/// forge's own comment (its replies quote the handle and must never trigger it).
+fn is_own(cx: &EventContext<'_>, author: &str) -> bool {
+    cx.bot_login.is_some_and(|b| b.eq_ignore_ascii_case(author))
+}
+
+/// A comment in the conversation or inline: a follow-up when it mentions the handle.
+fn mention_on_pull_request(
+    cx: &EventContext<'_>,
+    number: u64,
+    author: &str,
+    text: &str,
+    cause: FollowupCause,
+) -> Classified {
+    let pr = open_pull_request(cx, number)?;
+    if is_own(cx, author) {
+        return Err(Ignored::OwnComment);
+    }
+    if !mentions(text, cx.handle) {
+        return Err(Ignored::NoMention);
+    }
+    Ok(Trigger::FollowUp {
+        task_id: pr.task_id.clone(),
+        number,
+        cause,
+        actor: Some(author.to_owned()),
+    })
+}
+
+/// A review: changes requested → a follow-up with all its comments; an approval of a held
+/// (draft) pull request → ready.
+fn review(
+    cx: &EventContext<'_>,
+    number: u64,
+    review_id: u64,
+    author: &str,
+    state: ReviewState,
+    body: &str,
+) -> Classified {
+    let pr = open_pull_request(cx, number)?;
+    if is_own(cx, author) {
+        return Err(Ignored::OwnComment);
+    }
+    match state {
+        ReviewState::ChangesRequested => Ok(Trigger::FollowUp {
+            task_id: pr.task_id.clone(),
+            number,
+            cause: FollowupCause::ChangesRequested {
+                review_id,
+                body: body.to_owned(),
+            },
+            actor: Some(author.to_owned()),
+        }),
+        ReviewState::Approved if pr.info.draft => Ok(Trigger::MarkReady {
+            task_id: pr.task_id.clone(),
+            number,
+            actor: author.to_owned(),
+        }),
+        ReviewState::Approved => Err(Ignored::NotHeld),
+        ReviewState::Commented | ReviewState::Dismissed => Err(Ignored::ReviewAsksNothing),
+    }
+}
+
+/// A failed check: a follow-up only on forge's current head commit of an open pull request.
+fn check_failed(cx: &EventContext<'_>, head_sha: &str, check_id: u64, name: &str) -> Classified {
+    let pr = cx.pull_request.ok_or(Ignored::NotForgesPullRequest)?;
+    if pr.info.state != PullRequestState::Open {
+        return Err(Ignored::PullRequestClosed);
+    }
+    if !pr.head_sha.eq_ignore_ascii_case(head_sha) {
+        return Err(Ignored::NotTheHeadCommit);
+    }
+    Ok(Trigger::FollowUp {
+        task_id: pr.task_id.clone(),
+        number: pr.info.number,
+        cause: FollowupCause::CheckFailed {
+            check_id,
+            name: name.to_owned(),
+        },
+        actor: None,
+    })
+}
+
+/// An issue given forge's label: a task from its title and body.
+fn issue_labelled(
+    cx: &EventContext<'_>,
+    issue: u64,
+    label: &str,
+    author: &str,
+    title: &str,
+    body: &str,
+) -> Classified {
+    if !label.eq_ignore_ascii_case(cx.label) {
+        return Err(Ignored::OtherLabel);
+    }
+    let task = if body.trim().is_empty() {
+        title.trim().to_owned()
+    } else {
+        format!("{}\n\n{}", title.trim(), body.trim())
+    };
+    Ok(Trigger::IssueTask {
+        issue,
+        task,
+        actor: author.to_owned(),
+    })
 }
 
 fn open_pull_request<'a>(

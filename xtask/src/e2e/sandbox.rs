@@ -10,15 +10,15 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use forge_cli::offline::{self, CodexHome};
 
+use super::Ctx;
 use super::case_run::{isolate_env, run_with_watchdog};
 use super::server::ServerProcess;
 use super::summary::Verdict;
-use super::{Ctx, say};
 
 const TIMEOUT: Duration = Duration::from_secs(240);
 const SECRET: &str = "forge-e2e-sandbox-secret-value";
@@ -133,18 +133,7 @@ fn case_verdict(
     mode: &str,
     codex: Codex,
 ) -> Verdict {
-    let started = Instant::now();
-    let mut verdict = Verdict::new(case, provider);
-    if let Err(e) = one(ctx, provider, mode, codex, &mut verdict) {
-        verdict.failures.push(format!("{e:#}"));
-    }
-    verdict.seconds = started.elapsed().as_secs_f64();
-    say(&format!(
-        "{case:<28} {provider:<7} {} {}",
-        if verdict.passed() { "ok" } else { "FAILED" },
-        verdict.note
-    ));
-    verdict
+    Verdict::timed(case, provider, |v| one(ctx, provider, mode, codex, v))
 }
 
 /// codex's config for its built-in provider at the fake model.

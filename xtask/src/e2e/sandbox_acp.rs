@@ -16,26 +16,15 @@ use std::time::Duration;
 use anyhow::{Context, ensure};
 use serde_json::Value;
 
+use super::Ctx;
 use super::case_run::{isolate_env, run_with_watchdog};
 use super::summary::Verdict;
-use super::{Ctx, say};
 
 const CASE: &str = "sandbox_acp_cli_under_tmp";
 const TIMEOUT: Duration = Duration::from_secs(180);
 
 pub fn verdict(ctx: &Ctx) -> Verdict {
-    let started = std::time::Instant::now();
-    let mut verdict = Verdict::new(CASE, "claude");
-    if let Err(e) = one(ctx, &mut verdict) {
-        verdict.failures.push(format!("{e:#}"));
-    }
-    verdict.seconds = started.elapsed().as_secs_f64();
-    say(&format!(
-        "{CASE:<28} claude  {} {}",
-        if verdict.passed() { "ok" } else { "FAILED" },
-        verdict.note
-    ));
-    verdict
+    Verdict::timed(CASE, "claude", |v| one(ctx, v))
 }
 
 /// A claude installation under `/tmp`: `node_modules/.bin/claude` and its package, as npm

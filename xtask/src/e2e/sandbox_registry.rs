@@ -23,10 +23,10 @@ use anyhow::Context;
 use forge_cli::offline::{self, CodexHome};
 use serde_json::Value;
 
+use super::Ctx;
 use super::case_run::{isolate_env, run_with_watchdog};
 use super::server::ServerProcess;
 use super::summary::Verdict;
-use super::{Ctx, say};
 
 const TIMEOUT: Duration = Duration::from_secs(420);
 
@@ -45,18 +45,7 @@ pub fn verdict(ctx: &Ctx, provider: &'static str, lang: Lang, shut: bool) -> Ver
         (Lang::Rust, false) => "sandbox_registry_rust",
         (Lang::Python, false) => "sandbox_registry_python",
     };
-    let started = std::time::Instant::now();
-    let mut verdict = Verdict::new(case, provider);
-    if let Err(e) = one(ctx, provider, lang, shut, &mut verdict) {
-        verdict.failures.push(format!("{e:#}"));
-    }
-    verdict.seconds = started.elapsed().as_secs_f64();
-    say(&format!(
-        "{case:<28} {provider:<7} {} {}",
-        if verdict.passed() { "ok" } else { "FAILED" },
-        verdict.note
-    ));
-    verdict
+    Verdict::timed(case, provider, |v| one(ctx, provider, lang, shut, v))
 }
 
 const CARGO_TOML: &str = "[workspace]\n\n[package]\nname = \"halves\"\nversion = \"0.1.0\"\n\

@@ -14,30 +14,20 @@ use anyhow::Context;
 use forge_cli::offline::{self, CodexHome};
 use serde_json::Value;
 
+use super::Ctx;
 use super::case_run::{isolate_env, run_with_watchdog};
 use super::sandbox::OtherService;
 use super::server::ServerProcess;
 use super::summary::Verdict;
-use super::{Ctx, say};
 
 const TIMEOUT: Duration = Duration::from_secs(300);
 /// A host no run may reach (not in `[sandbox] allow_hosts`): refused by the proxy.
 const FOREIGN: &str = "exfil.example.com";
 
 pub fn verdict(ctx: &Ctx, provider: &'static str) -> Verdict {
-    let started = std::time::Instant::now();
-    let mut verdict = Verdict::new("sandbox_task_steered_delivered", provider);
-    if let Err(e) = one(ctx, provider, &mut verdict) {
-        verdict.failures.push(format!("{e:#}"));
-    }
-    verdict.seconds = started.elapsed().as_secs_f64();
-    say(&format!(
-        "{:<28} {provider:<7} {} {}",
-        "sandbox_task_steered_delivered",
-        if verdict.passed() { "ok" } else { "FAILED" },
-        verdict.note
-    ));
-    verdict
+    Verdict::timed("sandbox_task_steered_delivered", provider, |v| {
+        one(ctx, provider, v)
+    })
 }
 
 fn one(ctx: &Ctx, provider: &str, verdict: &mut Verdict) -> anyhow::Result<()> {

@@ -53,6 +53,23 @@ impl Verdict {
         verdict
     }
 
+    /// [`Verdict::run`], timed, and said as it ends (`case provider ok|FAILED note`).
+    pub fn timed(
+        case: &'static str,
+        provider: &'static str,
+        run: impl FnOnce(&mut Verdict) -> anyhow::Result<()>,
+    ) -> Self {
+        let started = std::time::Instant::now();
+        let mut verdict = Self::run(case, provider, run);
+        verdict.seconds = started.elapsed().as_secs_f64();
+        super::say(&format!(
+            "{case:<28} {provider:<7} {} {}",
+            if verdict.passed() { "ok" } else { "FAILED" },
+            verdict.note
+        ));
+        verdict
+    }
+
     pub fn passed(&self) -> bool {
         self.failures.is_empty()
     }
