@@ -153,7 +153,12 @@ mod tests {
         let got = output(3, &named, &[], &[]);
         assert_eq!(
             (got.name.as_str(), got.title, got.summary, got.text),
-            ("nightly", Some("pipeline #3 finished on main".into()), None, None)
+            (
+                "nightly",
+                Some("pipeline #3 finished on main".into()),
+                None,
+                None
+            )
         );
     }
 }

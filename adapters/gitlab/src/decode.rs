@@ -140,9 +140,7 @@ mod tests {
 
     #[test]
     fn a_thread_or_the_conversation() {
-        let n = |id: u64, who: &str, system: bool| {
-            json!({"id": id, "body": format!("n{id}"), "author": {"username": who}, "system": system})
-        };
+        let n = |id: u64, who: &str, system: bool| json!({"id": id, "body": format!("n{id}"), "author": {"username": who}, "system": system});
         let discussions = vec![
             json!({"id": "a", "individual_note": true, "notes": [n(1, "ann", false)]}),
             json!({"id": "b", "individual_note": false, "notes": [n(2, "bob", false), n(5, "forge", false)]}),
@@ -150,11 +148,8 @@ mod tests {
             json!({"id": "d", "individual_note": true, "notes": [n(4, "cy", false)]}),
         ];
         let ids = |id| {
-            thread_of(&discussions, id).map(|t| {
-                t.iter()
-                    .map(|v| note(v).unwrap().id)
-                    .collect::<Vec<_>>()
-            })
+            thread_of(&discussions, id)
+                .map(|t| t.iter().map(|v| note(v).unwrap().id).collect::<Vec<_>>())
         };
         assert_eq!(ids(5), Some(vec![2, 5]));
         assert_eq!(ids(2), Some(vec![2, 5]));

@@ -114,7 +114,9 @@ mod tests {
     use super::*;
 
     fn check(e: ApiError<TransportError>, want: &str) {
-        let got = forge_error("opening a merge request", &e, |t| t.replace("glpat-1", "***"));
+        let got = forge_error("opening a merge request", &e, |t| {
+            t.replace("glpat-1", "***")
+        });
         let got = match got {
             ForgeError::InvalidRequest { reason } => format!("invalid: {reason}"),
             other => format!("io: {other}"),
@@ -141,7 +143,10 @@ mod tests {
     #[test]
     fn refusals_and_failures() {
         check(
-            with(409, json!({"message": ["Another open merge request already exists for this source branch: !1"]})),
+            with(
+                409,
+                json!({"message": ["Another open merge request already exists for this source branch: !1"]}),
+            ),
             "invalid: gitlab: opening a merge request: 409 Another open merge request already exists for this source branch: !1",
         );
         check(
@@ -149,7 +154,10 @@ mod tests {
             "invalid: gitlab: opening a merge request: 400 title is missing",
         );
         check(
-            with(422, json!({"message": {"target_branch": ["is invalid", "is missing"]}})),
+            with(
+                422,
+                json!({"message": {"target_branch": ["is invalid", "is missing"]}}),
+            ),
             "invalid: gitlab: opening a merge request: 422 target_branch is invalid, is missing",
         );
         check(

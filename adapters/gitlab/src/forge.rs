@@ -277,9 +277,7 @@ impl Forge for GitlabForge {
                     .iter()
                     .find(|d| decode::holds_note(d, comment_id))
                     .ok_or_else(|| ForgeError::InvalidRequest {
-                        reason: format!(
-                            "gitlab: merge request !{number} has no note {comment_id}"
-                        ),
+                        reason: format!("gitlab: merge request !{number} has no note {comment_id}"),
                     })?;
                 decode::str_field(found, "a discussion", "id")?.to_owned()
             }
@@ -344,10 +342,11 @@ impl Forge for GitlabForge {
         comment_id: u64,
     ) -> Result<Vec<ThreadComment>, ForgeError> {
         let discussions = self.discussions(repo, number).await?;
-        let thread =
-            decode::thread_of(&discussions, comment_id).ok_or_else(|| ForgeError::InvalidRequest {
+        let thread = decode::thread_of(&discussions, comment_id).ok_or_else(|| {
+            ForgeError::InvalidRequest {
                 reason: format!("gitlab: merge request !{number} has no note {comment_id}"),
-            })?;
+            }
+        })?;
         thread.into_iter().map(decode::note).collect()
     }
 
@@ -382,7 +381,10 @@ impl GitlabForge {
             discussion: discussion_id(id)?,
         };
         let discussion = self
-            .query(&format!("reading a thread of merge request !{iid}"), endpoint)
+            .query(
+                &format!("reading a thread of merge request !{iid}"),
+                endpoint,
+            )
             .await?;
         decode::notes(&discussion)
             .iter()

@@ -8,8 +8,8 @@ use gitlab::api::projects::members::AllProjectMember;
 use gitlab::api::users::Users;
 use serde_json::Value;
 
-use crate::forge::{GitlabForge, built, project};
 use crate::error;
+use crate::forge::{GitlabForge, built, project};
 
 /// GitLab's usernames: letters, digits, `_`, `-` and `.`.
 fn is_username(user: &str) -> bool {
@@ -58,13 +58,15 @@ pub(crate) async fn access(
         // Not a member, nor of a group above the project.
         Err(e) if error::status(&e) == Some(404) => Ok(Permission::None),
         // The port's answer to "may not say" is an I/O error, whatever the status.
-        Err(e) => Err(match forge.error(&format!("reading {user}'s access to {}", repo.path), &e) {
-            ForgeError::InvalidRequest { reason } => ForgeError::Io {
-                context: "gitlab: reading a member's access level".to_owned(),
-                message: reason,
+        Err(e) => Err(
+            match forge.error(&format!("reading {user}'s access to {}", repo.path), &e) {
+                ForgeError::InvalidRequest { reason } => ForgeError::Io {
+                    context: "gitlab: reading a member's access level".to_owned(),
+                    message: reason,
+                },
+                other => other,
             },
-            other => other,
-        }),
+        ),
     }
 }
 

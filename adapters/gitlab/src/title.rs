@@ -50,8 +50,16 @@ mod tests {
         check("DRAFT: [Draft] (draft) fix", "Draft: fix", "fix");
         check("  Draft:   fix", "Draft: fix", "fix");
         // Look-alikes GitLab does not read as drafts stay.
-        check("Drafting the docs", "Draft: Drafting the docs", "Drafting the docs");
-        check("docs: Draft: later", "Draft: docs: Draft: later", "docs: Draft: later");
+        check(
+            "Drafting the docs",
+            "Draft: Drafting the docs",
+            "Drafting the docs",
+        );
+        check(
+            "docs: Draft: later",
+            "Draft: docs: Draft: later",
+            "docs: Draft: later",
+        );
         check("WIP: fix", "Draft: WIP: fix", "WIP: fix");
         // Multi-byte text right after a prefix-length cut is no panic.
         check("Dräft: x", "Draft: Dräft: x", "Dräft: x");

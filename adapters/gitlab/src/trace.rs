@@ -17,8 +17,7 @@ pub(crate) fn clean_tail(raw: &str) -> String {
             let shown = line
                 .split('\r')
                 .map(strip_section_marker)
-                .filter(|part| !part.is_empty())
-                .next_back()
+                .rfind(|part| !part.is_empty())
                 .unwrap_or_default();
             shown.trim_end().to_owned()
         })

@@ -87,7 +87,10 @@ async fn a_merge_request_is_opened_found_updated_and_marked_ready() {
     );
     let found = gl.find_pull_request(&repo(), "forge/t-1").await.unwrap();
     assert_eq!(found, Some(opened.clone()));
-    assert_eq!(gl.find_pull_request(&repo(), "forge/t-2").await.unwrap(), None);
+    assert_eq!(
+        gl.find_pull_request(&repo(), "forge/t-2").await.unwrap(),
+        None
+    );
     // A new title keeps the draft it has.
     let updated = gl
         .update_pull_request(&repo(), 1, &body("fix: add (2)", false))
@@ -257,7 +260,9 @@ async fn approvals_and_failed_pipelines_are_read() {
     );
     assert_eq!(
         check.text.as_deref(),
-        Some("### test (stage test)\n\n```\n$ sh test.sh\nFAIL: answer.txt\nERROR: Job failed: exit code 1\n```")
+        Some(
+            "### test (stage test)\n\n```\n$ sh test.sh\nFAIL: answer.txt\nERROR: Job failed: exit code 1\n```"
+        )
     );
     let err = gl.read_check_run(&repo(), 424_242).await.unwrap_err();
     assert_eq!(
@@ -322,7 +327,11 @@ async fn rate_limits_are_waited_out_and_faults_are_said_without_the_token() {
         None
     );
     assert!(started.elapsed() >= Duration::from_secs(1), "waited");
-    assert_eq!(fake.requests().len(), 2, "the rate-limited request was retried");
+    assert_eq!(
+        fake.requests().len(),
+        2,
+        "the rate-limited request was retried"
+    );
     // Rate limited on every try: an I/O error, after three.
     for _ in 0..3 {
         fake.fail_next(Fault {
@@ -332,10 +341,7 @@ async fn rate_limits_are_waited_out_and_faults_are_said_without_the_token() {
         });
     }
     let before = fake.requests().len();
-    let err = gl
-        .comment(&repo(), 1, "x")
-        .await
-        .unwrap_err();
+    let err = gl.comment(&repo(), 1, "x").await.unwrap_err();
     assert!(matches!(err, ForgeError::Io { .. }), "{err}");
     assert_eq!(fake.requests().len() - before, 3);
     // A wrong token is GitLab's 401, not an invalid request; the token is in no message.
@@ -407,15 +413,24 @@ async fn the_fake_refuses_what_gitlab_refuses() {
         r.text().await.unwrap(),
         r#"{"error":"target_branch is missing, title is missing"}"#
     );
-    let r = send(reqwest::Method::POST, "projects/1/merge_requests/1/draft", &[])
-        .await
-        .unwrap();
+    let r = send(
+        reqwest::Method::POST,
+        "projects/1/merge_requests/1/draft",
+        &[],
+    )
+    .await
+    .unwrap();
     assert_eq!(r.status(), 404);
     assert_eq!(r.text().await.unwrap(), r#"{"error":"404 Not Found"}"#);
     let r = send(
         reqwest::Method::POST,
         create,
-        &[("source_branch", "a"), ("target_branch", "b"), ("title", "t"), ("draft", "true")],
+        &[
+            ("source_branch", "a"),
+            ("target_branch", "b"),
+            ("title", "t"),
+            ("draft", "true"),
+        ],
     )
     .await
     .unwrap();

@@ -221,8 +221,7 @@ fn run_case(
     expect("exit code", code == Some(want_code), &(code, tail(&stderr)));
     expect(
         "the report's merge request",
-        s(&report, "/pull_request/url")
-            == format!("https://{HOST}/{PROJECT}/-/merge_requests/1")
+        s(&report, "/pull_request/url") == format!("https://{HOST}/{PROJECT}/-/merge_requests/1")
             && report.pointer("/pull_request/draft") == Some(&Value::Bool(held)),
         &report.get("pull_request"),
     );
@@ -284,7 +283,11 @@ fn run_case(
             state.merge_requests.len() == 1,
             &state.merge_requests.len(),
         );
-        expect("no token in approve's output", !out.contains(TOKEN) && !err.contains(TOKEN), &"leaked");
+        expect(
+            "no token in approve's output",
+            !out.contains(TOKEN) && !err.contains(TOKEN),
+            &"leaked",
+        );
     }
     expect(
         "no token in the output",

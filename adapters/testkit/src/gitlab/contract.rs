@@ -152,12 +152,18 @@ pub const ROUTES: &[Route] = &[
             ("order_by", &["created_at", "updated_at"]),
         ],
         paged: true,
-        ..route("GET", "projects/:id/merge_requests/:merge_request_iid/notes")
+        ..route(
+            "GET",
+            "projects/:id/merge_requests/:merge_request_iid/notes",
+        )
     },
     Route {
         required: &["body"],
         optional: &["created_at", "internal", "merge_request_diff_head_sha"],
-        ..route("POST", "projects/:id/merge_requests/:merge_request_iid/notes")
+        ..route(
+            "POST",
+            "projects/:id/merge_requests/:merge_request_iid/notes",
+        )
     },
     Route {
         paged: true,
@@ -300,37 +306,77 @@ mod tests {
     #[test]
     fn routes_are_found_by_method_and_shape() {
         let (r, vars) = find("GET", "projects/g%2Fp/merge_requests/3/discussions/abc").unwrap();
-        assert_eq!(r.path, "projects/:id/merge_requests/:merge_request_iid/discussions/:discussion_id");
+        assert_eq!(
+            r.path,
+            "projects/:id/merge_requests/:merge_request_iid/discussions/:discussion_id"
+        );
         assert_eq!(vars, ["g%2Fp", "3", "abc"]);
         assert!(find("DELETE", "projects/1/merge_requests/3").is_none());
         assert!(find("GET", "projects/1/merge_requests/3/draft").is_none());
         assert!(find("GET", "projects/g/p/merge_requests").is_none());
-        assert!(find("POST", "projects/1/merge_requests/3/discussions/abc/replies").is_none());
+        assert!(
+            find(
+                "POST",
+                "projects/1/merge_requests/3/discussions/abc/replies"
+            )
+            .is_none()
+        );
     }
 
     #[test]
     fn required_enumerated_and_unknown_parameters() {
         let create = find("POST", "projects/1/merge_requests").unwrap().0;
-        let got = check(create, &params(&[("source_branch", "a"), ("description", "d")]));
+        let got = check(
+            create,
+            &params(&[("source_branch", "a"), ("description", "d")]),
+        );
         assert_eq!(
             got.refusal.as_deref(),
             Some("target_branch is missing, title is missing")
         );
         let got = check(
             create,
-            &params(&[("source_branch", "a"), ("target_branch", "b"), ("title", "t"), ("draft", "true")]),
+            &params(&[
+                ("source_branch", "a"),
+                ("target_branch", "b"),
+                ("title", "t"),
+                ("draft", "true"),
+            ]),
         );
-        assert_eq!(got, Checked { refusal: None, unknown: vec!["draft".into()] });
+        assert_eq!(
+            got,
+            Checked {
+                refusal: None,
+                unknown: vec!["draft".into()]
+            }
+        );
         let update = find("PUT", "projects/1/merge_requests/1").unwrap().0;
-        assert!(check(update, &[]).refusal.unwrap().ends_with("at least one parameter must be provided"));
+        assert!(
+            check(update, &[])
+                .refusal
+                .unwrap()
+                .ends_with("at least one parameter must be provided")
+        );
         let list = find("GET", "projects/1/merge_requests").unwrap().0;
         assert_eq!(
-            check(list, &params(&[("state", "open"), ("page", "2")])).refusal.as_deref(),
+            check(list, &params(&[("state", "open"), ("page", "2")]))
+                .refusal
+                .as_deref(),
             Some("state does not have a valid value")
         );
-        assert_eq!(check(list, &params(&[("state", "opened"), ("per_page", "100")])), Checked::default());
+        assert_eq!(
+            check(list, &params(&[("state", "opened"), ("per_page", "100")])),
+            Checked::default()
+        );
         let jobs = find("GET", "projects/1/pipelines/2/jobs").unwrap().0;
-        assert_eq!(check(jobs, &params(&[("scope", "failed")])), Checked::default());
-        assert!(check(jobs, &params(&[("scope", "failure")])).refusal.is_some());
+        assert_eq!(
+            check(jobs, &params(&[("scope", "failed")])),
+            Checked::default()
+        );
+        assert!(
+            check(jobs, &params(&[("scope", "failure")]))
+                .refusal
+                .is_some()
+        );
     }
 }

@@ -95,7 +95,11 @@ pub(super) fn answer(status: u16, body: Value) -> Response {
 
 /// The query's and the body's parameters, decoded, `key[]` as `key`; the body is form-encoded
 /// or JSON (GitLab takes both). `Err`: a body the fake cannot read.
-fn parameters(query: &str, headers: &HeaderMap, body: &[u8]) -> Result<Vec<(String, String)>, String> {
+fn parameters(
+    query: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Vec<(String, String)>, String> {
     let mut params: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect();
@@ -109,7 +113,8 @@ fn parameters(query: &str, headers: &HeaderMap, body: &[u8]) -> Result<Vec<(Stri
                 url::form_urlencoded::parse(body).map(|(k, v)| (k.into_owned(), v.into_owned())),
             );
         } else if mime.starts_with("application/json") {
-            let v: Value = serde_json::from_slice(body).map_err(|e| format!("a JSON body that is not JSON: {e}"))?;
+            let v: Value = serde_json::from_slice(body)
+                .map_err(|e| format!("a JSON body that is not JSON: {e}"))?;
             for (k, v) in v.as_object().into_iter().flatten() {
                 let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
                 params.push((k.clone(), text));
@@ -180,9 +185,9 @@ async fn handle(
         return answer(404, json!({"error": "404 Not Found"}));
     };
     let Some((route, vars)) = contract::find(method.as_str(), path) else {
-        state
-            .violations
-            .push(format!("{call} is no route of GitLab's v4 API the fake knows"));
+        state.violations.push(format!(
+            "{call} is no route of GitLab's v4 API the fake knows"
+        ));
         return answer(404, json!({"error": "404 Not Found"}));
     };
     let params = match parameters(uri.query().unwrap_or_default(), &headers, &body) {

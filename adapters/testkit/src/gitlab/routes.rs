@@ -82,9 +82,7 @@ pub(super) fn serve(
         return not_found("Project");
     };
     let number = |i: usize| vars.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    let rest = route
-        .strip_prefix("projects/:id/")
-        .unwrap_or_default();
+    let rest = route.strip_prefix("projects/:id/").unwrap_or_default();
     match rest {
         "merge_requests" if method == "GET" => list_merge_requests(state, project.id, params),
         "merge_requests" => create_merge_request(state, project.id, params),
@@ -357,7 +355,11 @@ fn update_merge_request(
     let (project, iid, now_draft) = (mr.project_id, mr.iid, is_draft_title(&mr.title));
     if now_draft != was_draft {
         let word = if now_draft { "draft" } else { "ready" };
-        state.add_system_note(project, iid, &format!("marked this merge request as **{word}**"));
+        state.add_system_note(
+            project,
+            iid,
+            &format!("marked this merge request as **{word}**"),
+        );
     }
     answer(200, state.merge_request_json(&state.merge_requests[index]))
 }

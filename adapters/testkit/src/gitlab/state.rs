@@ -299,12 +299,11 @@ impl GitlabState {
 
     pub fn merge_request_json(&self, m: &FakeMergeRequest) -> Value {
         let path = self.project_path(m.project_id);
-        let user_notes = self
-            .notes(path, m.iid)
-            .iter()
-            .filter(|n| !n.system)
-            .count();
-        json!({
+        let user_notes = self.notes(path, m.iid).iter().filter(|n| !n.system).count();
+        let reference = format!("!{}", m.iid);
+        let draft = m.draft();
+        // Two halves: one `json!` of every field is past the macro's recursion limit.
+        let mut mr = json!({
             "id": m.id,
             "iid": m.iid,
             "project_id": m.project_id,
@@ -329,24 +328,26 @@ impl GitlabState {
             "reviewers": [],
             "source_project_id": m.project_id,
             "target_project_id": m.project_id,
+        });
+        let rest = json!({
             "labels": [],
-            "draft": m.draft(),
-            "work_in_progress": m.draft(),
+            "draft": draft,
+            "work_in_progress": draft,
             "milestone": null,
             "merge_when_pipeline_succeeds": false,
             "merge_status": "can_be_merged",
-            "detailed_merge_status": if m.draft() { "draft_status" } else { "mergeable" },
+            "detailed_merge_status": if draft { "draft_status" } else { "mergeable" },
             "sha": format!("{:040x}", m.id),
             "merge_commit_sha": null,
             "squash_commit_sha": null,
             "discussion_locked": null,
             "should_remove_source_branch": null,
             "force_remove_source_branch": false,
-            "reference": format!("!{}", m.iid),
+            "reference": reference,
             "references": {
-                "short": format!("!{}", m.iid),
-                "relative": format!("!{}", m.iid),
-                "full": format!("{path}!{}", m.iid),
+                "short": reference,
+                "relative": reference,
+                "full": format!("{path}{reference}"),
             },
             "web_url": format!("https://{}/{path}/-/merge_requests/{}", self.host, m.iid),
             "time_stats": {"time_estimate": 0, "total_time_spent": 0,
@@ -355,7 +356,11 @@ impl GitlabState {
             "task_completion_status": {"count": 0, "completed_count": 0},
             "has_conflicts": false,
             "blocking_discussions_resolved": true,
-        })
+        });
+        if let (Some(mr), Value::Object(rest)) = (mr.as_object_mut(), rest) {
+            mr.extend(rest);
+        }
+        mr
     }
 
     pub fn note_json(&self, d: &FakeDiscussion, n: &FakeNote) -> Value {
