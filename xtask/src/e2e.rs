@@ -21,6 +21,7 @@ pub mod cases;
 mod check;
 pub mod delivery;
 mod demo;
+mod gitlab;
 mod install;
 pub mod latest;
 mod mcp;
@@ -170,6 +171,12 @@ pub const GROUPS: &[Group] = &[
         about: "task delivery: commit + push + rollback, approve, reject, crash mid-approve",
         scenarios: delivery::names,
         run: delivery::run,
+    },
+    Group {
+        name: "gitlab",
+        about: "`task run --pull-request` on a GitLab remote (the contract fake): a merge request with the report; a held change as a Draft: one, ready on `approvals approve`",
+        scenarios: gitlab::names,
+        run: gitlab::run,
     },
     Group {
         name: "review",

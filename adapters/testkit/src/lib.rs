@@ -10,6 +10,7 @@ pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;
 pub mod github;
+pub mod gitlab;
 pub mod permission_contract;
 pub mod postgres;
 pub mod procs;

@@ -1,18 +1,20 @@
 //! Composing delivery as a pull request (issue 39): the forge that serves the repository's
-//! URL (`[forges.NAME]` of the user config; github.com without one), its token from the
-//! worker's environment, the base branch. Asked for and impossible — no forge serves the
-//! URL, no token, a GitLab (whose adapter is not built yet) — is an error saying why, never
-//! a silent branch-only delivery.
+//! URL (`[forges.NAME]` of the user config; github.com without one) — GitHub or GitLab,
+//! chosen in one place, [`forge_client`] — its token from the worker's environment, the
+//! base branch. Asked for and impossible — no forge serves the URL, no token — is an error
+//! saying why, never a silent branch-only delivery.
 
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
 use forge_adapter_github::GithubForge;
+use forge_adapter_gitlab::GitlabForge;
 use forge_app::config::{ForgesConfig, parse_forges_config};
 use forge_app::delivery::{Delivery, PullRequestTarget};
 use forge_domain::Redactor;
-use forge_domain::forges::ForgeKind;
+use forge_domain::forges::{ForgeKind, ForgeSettings};
+use forge_ports::Forge;
 
 use crate::exit::Failure;
 
@@ -35,8 +37,7 @@ pub fn worker_forges() -> Result<ForgesConfig, Failure> {
 /// name of a remote of the repository at `repo`). Unchanged when it already does.
 ///
 /// # Errors
-/// [`Failure::Usage`] when no forge serves the URL, the forge is a GitLab, or its token
-/// variable is not set.
+/// [`Failure::Usage`] when no forge serves the URL or its token variable is not set.
 pub fn attach(delivery: Delivery, repo: &Path, remote: &str) -> Result<Delivery, Failure> {
     if delivery.delivers_pull_requests() {
         return Ok(delivery);
@@ -58,22 +59,7 @@ pub fn attach(delivery: Delivery, repo: &Path, remote: &str) -> Result<Delivery,
              [forges.NAME] of the user config"
         ))
     })?;
-    if forge.kind == ForgeKind::Gitlab {
-        return Err(Failure::Usage(format!(
-            "a merge request was asked for on {} (forges.{}), but GitLab delivery is not \
-             built yet; only GitHub is",
-            forge.host, forge.name
-        )));
-    }
-    let token = std::env::var(&forge.token_env)
-        .ok()
-        .filter(|t| !t.trim().is_empty())
-        .ok_or_else(|| {
-            Failure::Usage(format!(
-                "a pull request was asked for on {}, but {} (forges.{}.token_env) is not set",
-                forge.host, forge.token_env, forge.name
-            ))
-        })?;
+    let token = forge_token(&forge)?;
     let base = git(repo, &["symbolic-ref", "--short", "HEAD"]).ok_or_else(|| {
         Failure::Usage(
             "a pull request was asked for, but the repository's HEAD is no branch to merge \
@@ -81,14 +67,49 @@ pub fn attach(delivery: Delivery, repo: &Path, remote: &str) -> Result<Delivery,
                 .to_owned(),
         )
     })?;
-    let client = GithubForge::new(&forge.api_url, token.clone())
-        .map_err(|e| Failure::Usage(e.to_string()))?;
     Ok(delivery.with_pull_request(PullRequestTarget {
-        forge: Arc::new(client),
+        forge: forge_client(&forge)?,
         repo: on,
         base,
         redactor: Redactor::new().with_secrets([token]),
     }))
+}
+
+/// The token of `forge` from the worker's environment (its `token_env`).
+///
+/// # Errors
+/// [`Failure::Usage`] naming the variable when it is not set.
+pub fn forge_token(forge: &ForgeSettings) -> Result<String, Failure> {
+    std::env::var(&forge.token_env)
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| {
+            Failure::Usage(format!(
+                "a {} was asked for on {}, but {} (forges.{}.token_env) is not set",
+                forge.kind.noun(),
+                forge.host,
+                forge.token_env,
+                forge.name
+            ))
+        })
+}
+
+/// The API client of `forge` — the one place a `[forges.NAME]` table's `kind` picks an
+/// adapter — authenticated with its token.
+///
+/// # Errors
+/// [`Failure::Usage`] when the token is not set or the API URL cannot be used.
+pub fn forge_client(forge: &ForgeSettings) -> Result<Arc<dyn Forge>, Failure> {
+    let token = forge_token(forge)?;
+    let client: Result<Arc<dyn Forge>, _> = match forge.kind {
+        ForgeKind::Github => {
+            GithubForge::new(&forge.api_url, token).map(|c| Arc::new(c) as Arc<dyn Forge>)
+        }
+        ForgeKind::Gitlab => {
+            GitlabForge::new(&forge.api_url, &token).map(|c| Arc::new(c) as Arc<dyn Forge>)
+        }
+    };
+    client.map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// `git -C repo ARGS`' trimmed output when it succeeds.

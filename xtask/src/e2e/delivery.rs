@@ -136,7 +136,7 @@ fn read_request(stream: &std::net::TcpStream) -> Option<Received> {
     })
 }
 
-fn git_out(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+pub(super) fn git_out(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new("git")
         .args([
             "-c",
@@ -159,7 +159,7 @@ fn git_out(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-fn instruction_file(provider: &str) -> &'static str {
+pub(super) fn instruction_file(provider: &str) -> &'static str {
     match provider {
         "codex" => "AGENTS.md",
         "gemini" => "GEMINI.md",
@@ -318,7 +318,7 @@ fn task_run(env: &Env, provider: &str, prompt: &str) -> anyhow::Result<(Option<i
     Ok((code, report))
 }
 
-fn tail(text: &str) -> String {
+pub(super) fn tail(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(15)..].join("\n")
 }
