@@ -196,6 +196,7 @@ pub async fn run(cmd: ApprovalsCmd) -> Result<u8, Failure> {
             let repo = repo_root(&args.target.common.repo)?;
             let delivery = open_reconciled(&repo, args.push.then_some(true)).await?;
             let id = approval_id(&args.target.id)?;
+            let delivery = with_its_pull_request(delivery, &repo, &id).await?;
             let approved = match delivery.approve(&id).await {
                 Ok(a) => a,
                 Err(e) => return decided_elsewhere(e),
@@ -226,4 +227,26 @@ pub async fn run(cmd: ApprovalsCmd) -> Result<u8, Failure> {
             Ok(0)
         }
     }
+}
+
+/// A held task that opened its draft with `--pull-request` (not `[delivery] pull_request`)
+/// is still the pull request's: its approval marks it ready as the key's would.
+async fn with_its_pull_request(
+    delivery: forge_app::delivery::Delivery,
+    repo: &std::path::Path,
+    id: &ApprovalId,
+) -> Result<forge_app::delivery::Delivery, Failure> {
+    if delivery.delivers_pull_requests() {
+        return Ok(delivery);
+    }
+    let opened = match delivery.approval(id).await {
+        Ok((_, outcome)) => outcome.pull_request.is_some_and(|pr| pr.opened.is_some()),
+        // The approval itself says why it cannot be decided.
+        Err(_) => false,
+    };
+    if !opened {
+        return Ok(delivery);
+    }
+    let remote = super::delivery::remote_of(repo)?;
+    crate::cmd::pull_request::attach(delivery, repo, &remote)
 }

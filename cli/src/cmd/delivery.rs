@@ -110,6 +110,18 @@ pub async fn open(repo: &Path, push: Option<bool>) -> Result<Delivery, Failure> 
     compose(repo, config, task_threshold, push)
 }
 
+/// The remote `repo`'s branches are pushed to: a mirror's repository URL, else
+/// `[delivery] remote`.
+///
+/// # Errors
+/// As reading the repository's configuration.
+pub fn remote_of(repo: &Path) -> Result<String, Failure> {
+    if let Some(url) = mirror_origin(repo) {
+        return Ok(url);
+    }
+    Ok(read_config(repo)?.0.remote)
+}
+
 /// Delivery for a task on the repository `url`, run in forge's cache of it at `cache`:
 /// the worker's `[delivery]` (its identity, store and notifications, from the user
 /// configuration) with the repository's gate, push and message from `file` (its

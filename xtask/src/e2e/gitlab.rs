@@ -140,9 +140,10 @@ fn prepare(
     std::fs::create_dir_all(&repo)?;
     let mut toml = offline.project_toml();
     toml.push_str("\n[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 60000\n\n[task]\ntimeout_ms = 240000\nmax_review_cycles = 1\n");
-    // `pull_request = true` too: `approvals approve` then marks the merge request ready.
+    // Only `--pull-request`, not `[delivery] pull_request`: the approval still marks the
+    // merge request the task opened ready.
     toml.push_str(
-        "\n[delivery]\npush = true\nremote = \"origin\"\npull_request = true\n\
+        "\n[delivery]\npush = true\nremote = \"origin\"\n\
          author = \"Forge E2E <forge-e2e@example.invalid>\"\nreconcile_grace_ms = 0\n",
     );
     std::fs::write(repo.join("forge.toml"), toml)?;
