@@ -165,13 +165,20 @@ fn tool_request(request: &RequestPermissionRequest) -> ToolRequest {
             break;
         }
     }
+    let kind = kind.canonical();
+    // gemini's shell requests carry no raw input: their title is the command itself.
+    let command = command.or_else(|| {
+        (kind == forge_domain::ToolKind::Shell)
+            .then(|| fields.title.clone())
+            .flatten()
+    });
     ToolRequest {
         tool: fields
             .title
             .clone()
             .or_else(|| fields.name.clone())
             .unwrap_or_else(|| "tool".to_owned()),
-        kind: kind.canonical(),
+        kind,
         command,
         path,
         diff,

@@ -50,13 +50,15 @@ pub fn names() -> Vec<&'static str> {
     names
 }
 
-/// The model asks once to make the marker file, then ends.
-const ASK_ONCE: &str = r#"name = "ask_once"
+/// The model asks once to make the marker file, then ends. (`escalate`: codex runs the
+/// command outside its own read-only sandbox only once its client approves — as a model
+/// asks for a command that writes; the other CLIs ignore it.)
+pub(super) const ASK_ONCE: &str = r#"name = "ask_once"
 description = "asks to run a shell command that makes a file"
 prompts = ["Make the marker file."]
 
 [[turns]]
-tool_calls = [{ action = "shell", command = "touch made.txt", description = "Make the marker file" }]
+tool_calls = [{ action = "shell", command = "touch made.txt", description = "Make the marker file", escalate = true }]
 
 [[turns]]
 text = "Finished."
@@ -68,10 +70,10 @@ description = "asks to run the same shell command twice"
 prompts = ["Make the marker file twice."]
 
 [[turns]]
-tool_calls = [{ action = "shell", command = "touch made.txt", description = "Make the marker file" }]
+tool_calls = [{ action = "shell", command = "touch made.txt", description = "Make the marker file", escalate = true }]
 
 [[turns]]
-tool_calls = [{ action = "shell", command = "touch made.txt", description = "Make the marker file" }]
+tool_calls = [{ action = "shell", command = "touch made.txt", description = "Make the marker file", escalate = true }]
 
 [[turns]]
 text = "Finished."

@@ -12,18 +12,8 @@ use serde_json::{Value, json};
 
 use super::api::{Serve, post_run, subscribe};
 use super::case_run::Suite;
-use super::permissions::{Agent, PROMPT, TIMEOUT, prepare};
+use super::permissions::{ASK_ONCE, Agent, PROMPT, TIMEOUT, prepare};
 use super::web::{browser, ensure_browser, screenshot, start_driver};
-
-const ASK_ONCE: &str = r#"name = "ask_once"
-prompts = ["Make the marker file."]
-
-[[turns]]
-tool_calls = [{ action = "shell", command = "touch made.txt", description = "Make the marker file" }]
-
-[[turns]]
-text = "Finished."
-"#;
 
 const WAITING: &str = ".column[data-column=\"waiting\"] .perm";
 

@@ -14,17 +14,7 @@ use serde_json::{Value, json};
 
 use super::api::{Serve, post_run, subscribe};
 use super::case_run::{Suite, isolate_env, run_with_watchdog};
-use super::permissions::{Agent, PROMPT, TIMEOUT, prepare};
-
-const ASK_ONCE: &str = r#"name = "ask_once"
-prompts = ["Make the marker file."]
-
-[[turns]]
-tool_calls = [{ action = "shell", command = "touch made.txt", description = "Make the marker file" }]
-
-[[turns]]
-text = "Finished."
-"#;
+use super::permissions::{ASK_ONCE, Agent, PROMPT, TIMEOUT, prepare};
 
 /// What the terminal prompt asks (`cli/src/cmd/run_prompt.rs`).
 const QUESTION: &str = "y / a(lways) / n";

@@ -247,3 +247,31 @@ fn a_cancel_answers_every_pending_permission_request_cancelled_at_once() {
     let kinds: Vec<&str> = later.events.iter().map(|e| e.kind()).collect();
     assert_eq!(kinds, ["permission_decided"]);
 }
+
+#[test]
+fn a_shell_request_without_raw_input_names_its_title_as_the_command() {
+    // gemini 0.61: `kind: execute`, the command only in the title.
+    let services = SessionServices {
+        workspace: Arc::new(PassthroughWorkspace::default()),
+        runner: Arc::new(ScriptedProcessRunner::new([])),
+        workdir: "/work".into(),
+        ladder: forge_ports::KillLadder::default(),
+        permissions: Some(Arc::new(Waiting)),
+    };
+    let config = FlowConfig {
+        permission_mode: Some(forge_domain::PermissionMode::Ask),
+        ..FlowConfig::default()
+    };
+    let mut session = AcpSession::new(config, services);
+    let _ = session.opening();
+    let asks = r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1","title":"touch made.txt","kind":"execute"},"options":[{"optionId":"yes","name":"Allow","kind":"allow_once"}]}}"#;
+    let mut step = SessionStep::default();
+    for line in [INIT, OPENED, asks] {
+        step = futures::executor::block_on(session.on_line(line));
+    }
+    let Some(forge_domain::AgentEvent::PermissionRequested { request }) = step.events.first() else {
+        panic!("no request: {:?}", step.events);
+    };
+    assert_eq!(request.tool.command.as_deref(), Some("touch made.txt"));
+    assert_eq!(request.tool.kind, forge_domain::ToolKind::Shell);
+}
