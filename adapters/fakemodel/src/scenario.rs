@@ -67,10 +67,6 @@ pub struct Turn {
     pub cut_after_events: Option<usize>,
 }
 
-fn is_false(value: &bool) -> bool {
-    !*value
-}
-
 fn is_zero(value: &u64) -> bool {
     *value == 0
 }

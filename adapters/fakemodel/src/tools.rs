@@ -175,6 +175,7 @@ fn map_anthropic(
         ToolAction::Shell {
             command,
             description,
+            ..
         } => bash(
             command.clone(),
             description.as_deref().unwrap_or("Run a shell command"),
@@ -264,6 +265,7 @@ fn map_gemini(action: &ToolAction, catalog: &ToolCatalog, workdir: Option<&str>)
         ToolAction::Shell {
             command,
             description,
+            ..
         } => gemini_shell(
             catalog,
             command.clone(),
