@@ -26,7 +26,10 @@ pub(crate) struct Unanswered(Arc<Mutex<Vec<RequestId>>>);
 
 impl Unanswered {
     fn add(&self, id: RequestId) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(id);
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(id);
     }
 
     /// Whether `id` was still unanswered (now it is answered).
@@ -40,9 +43,14 @@ impl Unanswered {
     /// Every unanswered request answered `cancelled` (the run is being cancelled).
     pub(crate) fn cancel_all(&self) -> Vec<String> {
         let ids = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
-        let cancelled =
-            || to_value(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled));
-        ids.iter().map(|id| rpc::answer(id, Ok(cancelled()))).collect()
+        let cancelled = || {
+            to_value(RequestPermissionResponse::new(
+                RequestPermissionOutcome::Cancelled,
+            ))
+        };
+        ids.iter()
+            .map(|id| rpc::answer(id, Ok(cancelled())))
+            .collect()
     }
 }
 

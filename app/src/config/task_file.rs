@@ -190,7 +190,10 @@ pub fn parse_task_config(text: &str, path: &Path) -> Result<TaskConfig, ConfigEr
             .and_then(|n| u32::try_from(n).ok());
         config.permission_mode = r
             .string(t, "task", "permission_mode")?
-            .map(|m| m.parse().map_err(|e: String| r.err("task.permission_mode".into(), e)))
+            .map(|m| {
+                m.parse()
+                    .map_err(|e: String| r.err("task.permission_mode".into(), e))
+            })
             .transpose()?;
     }
     if let Some(c) = r.section(&table, "cache", CACHE_KEYS)? {
@@ -351,7 +354,10 @@ mod tests {
             ("[cache]\nsize = 1\n", "cache.size"),
             ("[task]\ncontext_chars = 10\n", "task.context_chars"),
             ("[task]\ncontext_chars = \"big\"\n", "task.context_chars"),
-            ("[task]\npermission_mode = \"yolo\"\n", "task.permission_mode"),
+            (
+                "[task]\npermission_mode = \"yolo\"\n",
+                "task.permission_mode",
+            ),
             ("[task]\npermission_mode = 1\n", "task.permission_mode"),
         ] {
             let got = parse_task_config(text, Path::new("/w/forge.toml"));

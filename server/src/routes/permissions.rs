@@ -117,8 +117,8 @@ async fn decide(
         .by
         .filter(|b| !b.trim().is_empty())
         .unwrap_or_else(|| DECIDER.to_owned());
-    let decision =
-        PermissionDecision::person(body.decision, body.message, by).map_err(ApiError::bad_request)?;
+    let decision = PermissionDecision::person(body.decision, body.message, by)
+        .map_err(ApiError::bad_request)?;
     let decided = store(&state)?
         .decide_permission(&id, &decision)
         .await

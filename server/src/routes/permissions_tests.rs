@@ -109,7 +109,10 @@ async fn seed(store: &SqliteStore) {
         "Bash(ls)",
     );
     store
-        .decide_permission(&forge_domain::permission::PermissionId::new("perm-c").unwrap(), &rule)
+        .decide_permission(
+            &forge_domain::permission::PermissionId::new("perm-c").unwrap(),
+            &rule,
+        )
         .await
         .unwrap();
 }
@@ -141,7 +144,10 @@ async fn a_decision_is_taken_once_and_a_second_is_refused_naming_the_first() {
     let deny = json!({"decision": "deny"});
     let (status, by_rule) = call(&server, "POST", "/v1/permissions/perm-c", Some(deny)).await;
     assert_eq!(status, 409, "{by_rule}");
-    assert_eq!(by_rule["decision"]["by"], json!({"source": "rule", "rule": "Bash(ls)"}));
+    assert_eq!(
+        by_rule["decision"]["by"],
+        json!({"source": "rule", "rule": "Bash(ls)"})
+    );
     // Decided ones are no longer listed.
     let (_, listed) = call(&server, "GET", "/v1/permissions", None).await;
     let ids: Vec<&str> = listed["permissions"]
@@ -173,15 +179,42 @@ async fn bad_bodies_and_unknown_ids_are_refused() {
         }
     };
     let a = "/v1/permissions/perm-a";
-    check(json!({"decision": "allow", "message": "x"}), a, 400, "deny only").await;
+    check(
+        json!({"decision": "allow", "message": "x"}),
+        a,
+        400,
+        "deny only",
+    )
+    .await;
     check(json!({"decision": "maybe"}), a, 400, "unknown variant").await;
-    check(json!({"decision": "allow", "extra": 1}), a, 400, "unknown field").await;
+    check(
+        json!({"decision": "allow", "extra": 1}),
+        a,
+        400,
+        "unknown field",
+    )
+    .await;
     check(json!({}), a, 400, "decision").await;
-    check(json!({"decision": "allow"}), "/v1/permissions/perm-zz", 404, "perm-zz").await;
-    check(json!({"decision": "allow"}), "/v1/permissions/a%20b", 400, "permission request id").await;
+    check(
+        json!({"decision": "allow"}),
+        "/v1/permissions/perm-zz",
+        404,
+        "perm-zz",
+    )
+    .await;
+    check(
+        json!({"decision": "allow"}),
+        "/v1/permissions/a%20b",
+        400,
+        "permission request id",
+    )
+    .await;
     // Nothing above decided it.
     let (status, shown) = call(&server, "GET", a, None).await;
-    assert_eq!((status, &shown["permission"]["state"]), (200, &json!("pending")));
+    assert_eq!(
+        (status, &shown["permission"]["state"]),
+        (200, &json!("pending"))
+    );
 }
 
 #[tokio::test]
@@ -196,7 +229,10 @@ async fn nobody_answering_denies_by_timeout_and_a_late_answer_is_told_so() {
     let (status, answer) = call(&server, "POST", "/v1/permissions/perm-late", Some(allow)).await;
     assert_eq!(status, 409, "{answer}");
     assert_eq!(answer["permission"]["state"], "timeout");
-    assert!(answer["message"].as_str().unwrap().contains("(timeout)"), "{answer}");
+    assert!(
+        answer["message"].as_str().unwrap().contains("(timeout)"),
+        "{answer}"
+    );
 }
 
 #[tokio::test]
@@ -217,14 +253,23 @@ async fn the_page_has_the_waiting_column_and_its_script() {
     let server = start().await;
     let page = reqwest::get(format!("{}/", server.base)).await.unwrap();
     let page = page.text().await.unwrap();
-    assert!(page.contains(r#"data-column="waiting""#), "no Waiting for you column");
+    assert!(
+        page.contains(r#"data-column="waiting""#),
+        "no Waiting for you column"
+    );
     assert!(page.contains(r#"<script src="/assets/permissions.js">"#));
     let script = reqwest::get(format!("{}/assets/permissions.js", server.base))
         .await
         .unwrap();
     assert_eq!(script.status(), 200);
     let script = script.text().await.unwrap();
-    for needed in ["/v1/permissions", "Waiting", "allow_session", "perm-allow", "perm-deny"] {
+    for needed in [
+        "/v1/permissions",
+        "Waiting",
+        "allow_session",
+        "perm-allow",
+        "perm-deny",
+    ] {
         assert!(script.contains(needed), "permissions.js lacks {needed}");
     }
 }

@@ -53,7 +53,11 @@ pub async fn board_script() -> Response {
 }
 
 pub async fn permissions_script() -> Response {
-    ([("content-type", "text/javascript; charset=utf-8")], PERMISSIONS).into_response()
+    (
+        [("content-type", "text/javascript; charset=utf-8")],
+        PERMISSIONS,
+    )
+        .into_response()
 }
 
 pub async fn style() -> Response {

@@ -429,7 +429,11 @@ fn allow(suite: &Suite, agent: Agent) -> anyhow::Result<()> {
         Ok(())
     })?;
     ensure_asked_for_the_command(&asked)?;
-    ensure!(case.made(), "allowed, yet made.txt is not there ({})", kinds(&asked));
+    ensure!(
+        case.made(),
+        "allowed, yet made.txt is not there ({})",
+        kinds(&asked)
+    );
     ensure!(
         asked.result["status"] == "success",
         "status {} ({})",
@@ -461,7 +465,11 @@ fn deny(suite: &Suite, agent: Agent) -> anyhow::Result<()> {
     ensure_asked_for_the_command(&asked)?;
     ensure!(!case.made(), "denied, yet made.txt was made");
     // The run still ends, with a result of its own (not killed by the harness).
-    ensure!(asked.result["status"].is_string(), "no status: {}", asked.result);
+    ensure!(
+        asked.result["status"].is_string(),
+        "no status: {}",
+        asked.result
+    );
     let decided = asked.decisions();
     ensure!(
         decided
@@ -477,7 +485,10 @@ fn session(suite: &Suite, agent: Agent) -> anyhow::Result<()> {
     let asked = asked_run(suite, &case, |request| {
         let id = id_of(request)?;
         let (code, stderr) = case.permissions(suite, &["allow", "--always", &id])?;
-        ensure!(code == 0, "permissions allow --always: exit {code}: {stderr}");
+        ensure!(
+            code == 0,
+            "permissions allow --always: exit {code}: {stderr}"
+        );
         Ok(())
     })?;
     ensure_asked_for_the_command(&asked)?;
@@ -506,7 +517,10 @@ fn timeout(suite: &Suite, agent: Agent) -> anyhow::Result<()> {
     );
     // Denied with interrupt / told not to ask again: asked once, and the run ended.
     let asked_times = asked.of_kind("permission_requested").len();
-    ensure!(asked_times == 1, "asked {asked_times} times after a timeout");
+    ensure!(
+        asked_times == 1,
+        "asked {asked_times} times after a timeout"
+    );
     ensure!(
         started.elapsed() < Duration::from_secs(90),
         "the run went on for {:?} after the timeout",

@@ -36,7 +36,10 @@ pub fn board(suite: &Suite, agent: Agent) -> anyhow::Result<()> {
         let _ = second.close().await;
         outcome
     })?;
-    ensure!(case.made(), "allowed on the board, yet made.txt is not there");
+    ensure!(
+        case.made(),
+        "allowed on the board, yet made.txt is not there"
+    );
     Ok(())
 }
 
@@ -69,7 +72,10 @@ async fn flow(
             .await
             .context("the request never reached the Waiting for you column")?;
         let text = card.text().await?;
-        ensure!(text.contains("made.txt"), "the card does not name the command: {text}");
+        ensure!(
+            text.contains("made.txt"),
+            "the card does not name the command: {text}"
+        );
     }
     first
         .find(Locator::Css(&format!("{WAITING} .perm-allow")))
@@ -77,7 +83,10 @@ async fn flow(
         .click()
         .await?;
     let answered = answer_text(first).await?;
-    ensure!(answered.starts_with("Allowed"), "the first answer shows {answered:?}");
+    ensure!(
+        answered.starts_with("Allowed"),
+        "the first answer shows {answered:?}"
+    );
     // The second page, after: its Deny refused with the allow that stands — or, when its
     // refresh came first, the allow shown as the answer given elsewhere.
     let deny = second
@@ -129,7 +138,10 @@ async fn answer_text(client: &Client) -> anyhow::Result<String> {
         if !text.is_empty() && !text.starts_with("Could not") && text != "Answered elsewhere" {
             return Ok(text);
         }
-        ensure!(Instant::now() < deadline, "no answer shown (last: {text:?})");
+        ensure!(
+            Instant::now() < deadline,
+            "no answer shown (last: {text:?})"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -23,8 +23,11 @@ const QUESTION: &str = "y / a(lways) / n";
 /// is shown, the prompt answered `y`, the command runs.
 pub fn terminal(suite: &Suite, agent: Agent) -> anyhow::Result<()> {
     let case = prepare(suite, agent, "perm_terminal", ASK_ONCE)?;
-    let pty = nix::pty::openpty(None::<&nix::pty::Winsize>, None::<&nix::sys::termios::Termios>)
-        .context("openpty")?;
+    let pty = nix::pty::openpty(
+        None::<&nix::pty::Winsize>,
+        None::<&nix::sys::termios::Termios>,
+    )
+    .context("openpty")?;
     let mut command = case.run_command(suite, false);
     command
         .stdin(pty.slave.try_clone()?)
@@ -84,7 +87,10 @@ pub fn terminal(suite: &Suite, agent: Agent) -> anyhow::Result<()> {
         "exit {:?}; the terminal showed:\n{shown}",
         status.code()
     );
-    ensure!(case.made(), "answered y, yet made.txt is not there:\n{shown}");
+    ensure!(
+        case.made(),
+        "answered y, yet made.txt is not there:\n{shown}"
+    );
     ensure!(
         shown.contains("made.txt"),
         "the prompt did not name the command:\n{shown}"
@@ -137,7 +143,10 @@ pub fn serve(suite: &Suite, agent: Agent) -> anyhow::Result<()> {
             "no {wanted} on the run's SSE stream: {kinds:?}"
         );
     }
-    ensure!(case.made(), "allowed through the API, yet made.txt is not there");
+    ensure!(
+        case.made(),
+        "allowed through the API, yet made.txt is not there"
+    );
     Ok(())
 }
 
@@ -156,7 +165,9 @@ async fn answer(client: &reqwest::Client, server: &Serve, run_id: &str) -> anyho
         .find(|p| p["owner"]["run"] == run_id)
         .with_context(|| format!("the run's request is not listed: {listed}"))?;
     ensure!(
-        request["summary"].as_str().is_some_and(|s| s.contains("made.txt"))
+        request["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("made.txt"))
             || request["tool"].to_string().contains("made.txt"),
         "the listed request does not name the command: {request}"
     );

@@ -191,7 +191,9 @@ impl forge_ports::PermissionAsker for Waiting {
         &self,
         id: &forge_domain::permission::PermissionId,
     ) -> Result<forge_domain::permission::PermissionRequest, forge_domain::ForgeError> {
-        let mut request = self.ask(serde_json::from_value(serde_json::json!({"tool": "x", "kind": "shell"})).unwrap()).await?;
+        let mut request = self
+            .ask(serde_json::from_value(serde_json::json!({"tool": "x", "kind": "shell"})).unwrap())
+            .await?;
         assert_eq!(id.as_str(), "perm-1");
         request.decision = Some(forge_domain::permission::PermissionDecision::cancelled());
         Ok(request)
@@ -224,7 +226,11 @@ fn a_cancel_answers_every_pending_permission_request_cancelled_at_once() {
     for line in [INIT, OPENED, asks] {
         step = futures::executor::block_on(session.on_line(line));
     }
-    assert!(step.send.is_empty(), "a person answers later: {:?}", step.send);
+    assert!(
+        step.send.is_empty(),
+        "a person answers later: {:?}",
+        step.send
+    );
     assert_eq!(step.later.len(), 1);
     let kinds: Vec<&str> = step.events.iter().map(|e| e.kind()).collect();
     assert_eq!(kinds, ["permission_requested"]);
@@ -237,7 +243,10 @@ fn a_cancel_answers_every_pending_permission_request_cancelled_at_once() {
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[0]["method"], "session/cancel");
     assert_eq!(sent[1]["id"], 7);
-    assert_eq!(sent[1]["result"]["outcome"], serde_json::json!({"outcome": "cancelled"}));
+    assert_eq!(
+        sent[1]["result"]["outcome"],
+        serde_json::json!({"outcome": "cancelled"})
+    );
     // Nothing more to answer on a second cancel.
     assert_eq!(session.cancel().len(), 1);
 
@@ -269,7 +278,8 @@ fn a_shell_request_without_raw_input_names_its_title_as_the_command() {
     for line in [INIT, OPENED, asks] {
         step = futures::executor::block_on(session.on_line(line));
     }
-    let Some(forge_domain::AgentEvent::PermissionRequested { request }) = step.events.first() else {
+    let Some(forge_domain::AgentEvent::PermissionRequested { request }) = step.events.first()
+    else {
         panic!("no request: {:?}", step.events);
     };
     assert_eq!(request.tool.command.as_deref(), Some("touch made.txt"));

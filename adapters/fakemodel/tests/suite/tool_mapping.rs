@@ -217,8 +217,10 @@ fn an_escalated_shell_asks_codex_for_it_and_changes_nothing_for_the_others() {
         &codex,
         &escalated,
         "exec_command",
-        args(json!({"cmd": "touch made.txt", "sandbox_permissions": "require_escalated",
-                    "justification": "Make the marker file"})),
+        args(
+            json!({"cmd": "touch made.txt", "sandbox_permissions": "require_escalated",
+                    "justification": "Make the marker file"}),
+        ),
     );
     // A codex without the argument gets the plain command.
     let plain = json!({"tools": [{"type": "function", "name": "exec_command"}]});

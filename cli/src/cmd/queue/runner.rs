@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use forge_app::queue::{QueuedTaskRunner, RunEnd, TaskEvent};
+use forge_domain::permission::{PermissionDecision, PermissionOwner};
 use forge_domain::queue::QueuedTask;
 use forge_domain::queue_approval::{ApprovalOutcome, QueueApproval};
-use forge_domain::permission::{PermissionDecision, PermissionOwner};
 use forge_ports::{
     Invocation, KillLadder, PermissionRequests, ProcessRunner, SpawnOptions, StdoutItem,
 };
@@ -79,10 +79,10 @@ impl QueuedTaskRunner for TaskRunProcess {
             super::progress::TASK_ID_ENV.into(),
             task.task_id.to_string(),
         );
-        invocation.env.set.insert(
-            crate::permissions::QUEUE_ENV.into(),
-            self.queue_url.clone(),
-        );
+        invocation
+            .env
+            .set
+            .insert(crate::permissions::QUEUE_ENV.into(), self.queue_url.clone());
         let options = SpawnOptions {
             stderr_log: Some(cwd.join("task-run.stderr.log")),
             ..SpawnOptions::default()

@@ -84,11 +84,7 @@ impl Composition for CliComposition {
     fn permissions_config(&self, workdir: &Path) -> Result<PermissionsConfig, ConfigError> {
         crate::permissions::config(workdir).map_err(|e| match e {
             Failure::Config(e) => e,
-            other => ConfigError::new(
-                "permissions",
-                "permissions",
-                other.to_string(),
-            ),
+            other => ConfigError::new("permissions", "permissions", other.to_string()),
         })
     }
 }
