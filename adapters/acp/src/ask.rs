@@ -150,13 +150,15 @@ fn tool_request(request: &RequestPermissionRequest) -> ToolRequest {
     let input = fields.raw_input.clone().unwrap_or(Value::Null);
     let command = match input.get("command") {
         Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Array(words)) => Some(
-            words
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
+        Some(Value::Array(words)) => {
+            let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+            Some(match words.as_slice() {
+                // codex-acp: `["/bin/bash", "-lc", "touch made.txt"]` — the script is the
+                // command the rules and a person judge.
+                [shell, "-lc" | "-c", script] if shell.ends_with("sh") => (*script).to_owned(),
+                _ => words.join(" "),
+            })
+        }
         _ => None,
     };
     let mut path = fields

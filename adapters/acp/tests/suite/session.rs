@@ -284,4 +284,13 @@ fn a_shell_request_without_raw_input_names_its_title_as_the_command() {
     };
     assert_eq!(request.tool.command.as_deref(), Some("touch made.txt"));
     assert_eq!(request.tool.kind, forge_domain::ToolKind::Shell);
+
+    // codex-acp: the command as its shell's argv; the script is the command.
+    let asks = r#"{"jsonrpc":"2.0","id":8,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t2","title":"touch made.txt","kind":"execute","rawInput":{"command":["/bin/bash","-lc","touch made.txt"]}},"options":[{"optionId":"yes","name":"Allow","kind":"allow_once"}]}}"#;
+    let step = futures::executor::block_on(session.on_line(asks));
+    let Some(forge_domain::AgentEvent::PermissionRequested { request }) = step.events.first()
+    else {
+        panic!("no request: {:?}", step.events);
+    };
+    assert_eq!(request.tool.command.as_deref(), Some("touch made.txt"));
 }
