@@ -25,6 +25,9 @@ const WAIT_SLICE_MS: u64 = 30_000;
 pub struct PermissionBridge {
     pub store: Arc<dyn PermissionRequests>,
     pub config: PermissionsConfig,
+    /// Whose requests these are when not each run's own: a queued task's (its worker's
+    /// `task run`), so the queue shows them under the task whichever of its runs asks.
+    pub owner: Option<PermissionOwner>,
 }
 
 impl PermissionBridge {

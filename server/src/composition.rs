@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use forge_app::ProviderRegistry;
-use forge_app::config::{ConfigError, EffectiveConfig};
+use forge_app::config::{ConfigError, EffectiveConfig, PermissionsConfig};
 use forge_app::delivery::Delivery;
 use forge_domain::{ForgeError, Redactor};
-use forge_ports::TaskStore;
+use forge_ports::{PermissionRequests, TaskStore};
 
 /// What a request may set over the configuration files (the `run` command's flags).
 #[derive(Debug, Clone, Default)]
@@ -71,4 +71,20 @@ pub trait Composition: Send + Sync + 'static {
 
     /// The runtime's metrics in the OpenMetrics text format (`# EOF` included).
     fn encode_metrics(&self) -> String;
+
+    /// Where the agents' permission requests are kept (issue 41): the queue's store on
+    /// `serve --queue`, so its tasks' requests are seen too, else the store of the directory
+    /// `serve` runs in. `None`: this server has none (a run in `ask` is refused).
+    fn permission_store(&self) -> Option<Arc<dyn PermissionRequests>> {
+        None
+    }
+
+    /// The `[permissions]` rules and timeout a run in `workdir` asks under (the user's,
+    /// narrowed by the workdir's `forge.toml`).
+    ///
+    /// # Errors
+    /// [`ConfigError`] for a section that cannot be read.
+    fn permissions_config(&self, _workdir: &Path) -> Result<PermissionsConfig, ConfigError> {
+        Ok(PermissionsConfig::default())
+    }
 }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use forge_app::CodeAgent;
 use forge_app::from_config::apply_request_defaults;
-use forge_domain::{ExecutionMode, PermissionMode, SessionId};
+use forge_app::permission::PermissionBridge;
+use forge_domain::{ExecutionMode, ExecutionRequest, PermissionMode, SessionId};
 use serde::Deserialize;
 
 use super::error::ApiError;
@@ -88,6 +89,9 @@ pub fn start(state: &Shared, body: RunBody) -> Result<Arc<LiveRun>, ApiError> {
     if let Some(sink) = &state.sink {
         builder = builder.event_sink(Arc::clone(sink));
     }
+    if body.permission_mode == Some(PermissionMode::Ask) {
+        builder = builder.permissions(bridge(state, &workdir)?);
+    }
     let agent = builder
         .build()
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
@@ -96,6 +100,7 @@ pub fn start(state: &Shared, body: RunBody) -> Result<Arc<LiveRun>, ApiError> {
     request.workdir.clone_from(&workdir);
     apply_request_defaults(&config, &mut request);
     request.permission_mode = body.permission_mode;
+    refuse_unaskable(&agent, &request)?;
     request.resume_session_id = body
         .resume_session
         .map(SessionId::new)
@@ -118,6 +123,45 @@ pub fn start(state: &Shared, body: RunBody) -> Result<Arc<LiveRun>, ApiError> {
     state.runs.insert(Arc::clone(&run));
     tokio::spawn(pump(handle, Arc::clone(&run), |_| {}));
     Ok(run)
+}
+
+/// `ask`: the requests go to the server's permission store (where `GET /v1/permissions`
+/// and `permissions list` see them), decided under the workdir's `[permissions]`.
+fn bridge(state: &Shared, workdir: &std::path::Path) -> Result<PermissionBridge, ApiError> {
+    let store = crate::routes::permissions::store(state)?;
+    let config = state
+        .composition
+        .permissions_config(workdir)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    Ok(PermissionBridge {
+        store,
+        config,
+        owner: None,
+    })
+}
+
+/// `ask` with a provider that cannot ask through forge: 400 saying why and what to use
+/// instead, before anything starts (as `run` refuses it with exit 2).
+fn refuse_unaskable(agent: &CodeAgent, request: &ExecutionRequest) -> Result<(), ApiError> {
+    if request.permission_mode != Some(PermissionMode::Ask) {
+        return Ok(());
+    }
+    let provider = agent
+        .provider(&request.provider)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if provider
+        .capabilities()
+        .permission_modes
+        .contains(&PermissionMode::Ask)
+    {
+        return Ok(());
+    }
+    let id = provider.id();
+    Err(ApiError::bad_request(
+        forge_domain::permission::ask_refusal(id.as_str()).unwrap_or_else(|| {
+            format!("permission_mode ask: provider {id} cannot ask through forge")
+        }),
+    ))
 }
 
 #[cfg(test)]

@@ -10,16 +10,25 @@ use forge_app::config::{ConfigError, EffectiveConfig, defaults, merge};
 use forge_app::delivery::Delivery;
 use forge_app::{ProviderRegistry, Runtime};
 use forge_domain::{ForgeError, Redactor};
-use forge_ports::{EnvSnapshot, TaskStore};
+use forge_ports::{EnvSnapshot, PermissionRequests, TaskStore};
 
 use crate::composition::{Composition, ConfigOverrides, OpenError};
 
-pub struct TestComposition;
+#[derive(Default)]
+pub struct TestComposition {
+    /// Where permission requests are kept (`None`: nowhere).
+    pub permissions: Option<Arc<dyn PermissionRequests>>,
+}
 
 #[async_trait]
 impl Composition for TestComposition {
-    fn config(&self, _: &ConfigOverrides) -> Result<EffectiveConfig, ConfigError> {
-        Ok(merge(&[defaults()]))
+    fn config(&self, overrides: &ConfigOverrides) -> Result<EffectiveConfig, ConfigError> {
+        let mut config = merge(&[defaults()]);
+        // The request's provider, as `run --provider` names it.
+        if let Some(provider) = &overrides.provider {
+            config.default_provider.value.clone_from(provider);
+        }
+        Ok(config)
     }
 
     fn registry(&self) -> ProviderRegistry {
@@ -66,6 +75,10 @@ impl Composition for TestComposition {
 
     fn encode_metrics(&self) -> String {
         "# EOF\n".to_owned()
+    }
+
+    fn permission_store(&self) -> Option<Arc<dyn PermissionRequests>> {
+        self.permissions.clone()
     }
 }
 

@@ -26,6 +26,9 @@ mod install;
 pub mod latest;
 mod mcp;
 mod mcp_own_home;
+mod permissions;
+mod permissions_board;
+mod permissions_surfaces;
 mod pool;
 mod queue;
 mod queue_approvals;
@@ -207,6 +210,12 @@ pub const GROUPS: &[Group] = &[
         about: "a steered agent's escapes (key, home, outside, git hook, editor task, shared /tmp, /proc environ): refused with the sandbox on, possible with --sandbox off; a steered guarded task delivered with its refusals reported; guarded tasks on a Rust crate and a Python package with a dependency fetched through the registries, corrected and committed (and the report when the registries are shut); claude-agent-acp with its claude under /tmp",
         scenarios: sandbox::names,
         run: sandbox::run,
+    },
+    Group {
+        name: "permissions",
+        about: "`--permission-mode ask` (claude, claude-agent-acp, codex-acp, gemini --acp): allow from another process runs the command, deny does not, allow_session asked once, a timeout denies once, a rule decides, a second decision exit 4 / 409, the terminal prompt under a pty, serve's API; codex and gemini CLIs refused",
+        scenarios: permissions::names,
+        run: permissions::run,
     },
     Group {
         name: "demo",

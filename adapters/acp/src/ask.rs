@@ -4,7 +4,7 @@
 //! allow_session, `reject_once` for a deny (the other of each pair when that one is not
 //! offered) — and a cancelled run's request is answered `cancelled`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_client_protocol::v1::schema::{
     RequestId, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
@@ -18,13 +18,50 @@ use serde_json::Value;
 
 use crate::rpc::{self, to_value};
 
+/// The agent's permission requests not answered yet (their JSON-RPC ids): a cancel answers
+/// each `cancelled` at once, as the protocol asks after `session/cancel`, and the decision
+/// that comes later is then recorded but not sent a second time.
+#[derive(Clone, Default)]
+pub(crate) struct Unanswered(Arc<Mutex<Vec<RequestId>>>);
+
+impl Unanswered {
+    fn add(&self, id: RequestId) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(id);
+    }
+
+    /// Whether `id` was still unanswered (now it is answered).
+    fn take(&self, id: &RequestId) -> bool {
+        let mut ids = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = ids.len();
+        ids.retain(|i| i != id);
+        ids.len() != before
+    }
+
+    /// Every unanswered request answered `cancelled` (the run is being cancelled).
+    pub(crate) fn cancel_all(&self) -> Vec<String> {
+        let ids = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
+        let cancelled = || {
+            to_value(RequestPermissionResponse::new(
+                RequestPermissionOutcome::Cancelled,
+            ))
+        };
+        ids.iter()
+            .map(|id| rpc::answer(id, Ok(cancelled())))
+            .collect()
+    }
+}
+
 /// Hands the request to `asker`; the answer goes out now when a rule decided, else in a
-/// later step when someone (or the timeout) does.
+/// later step when someone (or the timeout) does — unless a cancel answered it first.
 pub(crate) async fn ask(
     asker: Arc<dyn PermissionAsker>,
     id: RequestId,
     request: RequestPermissionRequest,
     step: &mut SessionStep,
+    unanswered: Unanswered,
 ) {
     let tool = tool_request(&request);
     let asked = match asker.ask(tool).await {
@@ -45,9 +82,20 @@ pub(crate) async fn ask(
         });
         return;
     }
+    unanswered.add(id.clone());
     step.later.push(Box::pin(async move {
         let mut later = SessionStep::default();
-        match asker.answer(&asked.id).await {
+        let decided = asker.answer(&asked.id).await;
+        if !unanswered.take(&id) {
+            // The cancel answered it already; the decision (the cancel's) is recorded.
+            if let Ok(decided) = decided {
+                later.events.push(AgentEvent::PermissionDecided {
+                    request: Box::new(decided),
+                });
+            }
+            return later;
+        }
+        match decided {
             Ok(decided) => {
                 later.send.push(answer(&id, &request, Some(&decided)));
                 later.events.push(AgentEvent::PermissionDecided {
@@ -102,13 +150,15 @@ fn tool_request(request: &RequestPermissionRequest) -> ToolRequest {
     let input = fields.raw_input.clone().unwrap_or(Value::Null);
     let command = match input.get("command") {
         Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Array(words)) => Some(
-            words
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
+        Some(Value::Array(words)) => {
+            let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+            Some(match words.as_slice() {
+                // codex-acp: `["/bin/bash", "-lc", "touch made.txt"]` — the script is the
+                // command the rules and a person judge.
+                [shell, "-lc" | "-c", script] if shell.ends_with("sh") => (*script).to_owned(),
+                _ => words.join(" "),
+            })
+        }
         _ => None,
     };
     let mut path = fields
@@ -125,13 +175,20 @@ fn tool_request(request: &RequestPermissionRequest) -> ToolRequest {
             break;
         }
     }
+    let kind = kind.canonical();
+    // gemini's shell requests carry no raw input: their title is the command itself.
+    let command = command.or_else(|| {
+        (kind == forge_domain::ToolKind::Shell)
+            .then(|| fields.title.clone())
+            .flatten()
+    });
     ToolRequest {
         tool: fields
             .title
             .clone()
             .or_else(|| fields.name.clone())
             .unwrap_or_else(|| "tool".to_owned()),
-        kind: kind.canonical(),
+        kind,
         command,
         path,
         diff,

@@ -24,6 +24,8 @@ pub struct AcpSession {
     flow: Flow,
     services: SessionServices,
     terminals: AcpTerminals,
+    /// `ask`: the permission requests waiting for a decision.
+    unanswered: crate::ask::Unanswered,
 }
 
 pub(crate) type Answer = Result<Value, RpcError>;
@@ -36,6 +38,7 @@ impl AcpSession {
             flow,
             services,
             terminals,
+            unanswered: crate::ask::Unanswered::default(),
         }
     }
 
@@ -53,7 +56,8 @@ impl AcpSession {
             && self.flow.config.permission_mode == Some(PermissionMode::Ask)
             && let Some(asker) = self.services.permissions.clone()
         {
-            crate::ask::ask(asker, id.clone(), parse(params)?, step).await;
+            let unanswered = self.unanswered.clone();
+            crate::ask::ask(asker, id.clone(), parse(params)?, step, unanswered).await;
             return Ok(None);
         }
         let answer = match method {
@@ -188,7 +192,11 @@ impl AgentSession for AcpSession {
     fn cancel(&mut self) -> Vec<String> {
         let cancel = |id: &String| CancelNotification::new(id.clone());
         let line = |id| rpc::notification("session/cancel", &cancel(id));
-        self.flow.session_id.iter().map(line).collect()
+        let mut lines: Vec<String> = self.flow.session_id.iter().map(line).collect();
+        // The protocol: after `session/cancel` every pending permission request is
+        // answered `cancelled` (the agent waits for them before it ends its turn).
+        lines.extend(self.unanswered.cancel_all());
+        lines
     }
 
     async fn end(&mut self) -> Result<(), ForgeError> {

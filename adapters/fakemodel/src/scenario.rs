@@ -84,6 +84,11 @@ pub enum ToolAction {
         command: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
+        /// Ask to run it outside the CLI's own sandbox, as a model does when the command
+        /// must write (codex: `sandbox_permissions = "require_escalated"`, which codex asks
+        /// its client to approve; the other CLIs have no such argument and ignore it).
+        #[serde(default, skip_serializing_if = "is_false")]
+        escalate: bool,
     },
     /// Call `tool` of the MCP server `forge` (see [`crate::mcp`]).
     Mcp {

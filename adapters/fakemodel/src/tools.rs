@@ -175,6 +175,7 @@ fn map_anthropic(
         ToolAction::Shell {
             command,
             description,
+            ..
         } => bash(
             command.clone(),
             description.as_deref().unwrap_or("Run a shell command"),
@@ -200,6 +201,23 @@ fn map_openai(action: &ToolAction, catalog: &ToolCatalog) -> ConcreteCall {
         },
         ToolAction::ReadFile { path } => {
             openai_shell(catalog, format!("cat {}", shell_quote(path)))
+        }
+        ToolAction::Shell {
+            command,
+            description,
+            escalate: true,
+        } if catalog
+            .find("exec_command")
+            .is_some_and(|t| t.params.iter().any(|p| p == "sandbox_permissions")) =>
+        {
+            json_call(
+                "exec_command",
+                json!({
+                    "cmd": command,
+                    "sandbox_permissions": "require_escalated",
+                    "justification": description.as_deref().unwrap_or("Run this command"),
+                }),
+            )
         }
         ToolAction::Shell { command, .. } => openai_shell(catalog, command.clone()),
         ToolAction::Mcp { tool, arguments } => crate::mcp::map_mcp(Vendor::OpenAi, tool, arguments),
@@ -247,6 +265,7 @@ fn map_gemini(action: &ToolAction, catalog: &ToolCatalog, workdir: Option<&str>)
         ToolAction::Shell {
             command,
             description,
+            ..
         } => gemini_shell(
             catalog,
             command.clone(),

@@ -20,6 +20,7 @@
 //! worktree_root = ".forgecode/worktrees"     # relative to the repository
 //! context_chars = 3000         # the repository map's size in the instruction file
 //! max_followups = 3            # follow-ups one pull request may cause (issue 39)
+//! permission_mode = "ask"      # the agent runs' mode (default bypass; ask: docs/permissions.md)
 //!
 //! [cache]                      # build caches shared by the repository's tasks
 //! enabled = true               # false: every task's validation builds cold
@@ -46,6 +47,7 @@ const TASK_KEYS: &[&str] = &[
     "worktree_root",
     "context_chars",
     "max_followups",
+    "permission_mode",
 ];
 
 const CACHE_KEYS: &[&str] = &["enabled", "dir", "max_size_mb"];
@@ -119,6 +121,8 @@ pub struct TaskConfig {
     pub context_chars: Option<usize>,
     /// `[task] max_followups`: follow-ups a pull request may cause (`None`: the default, 3).
     pub max_followups: Option<u32>,
+    /// `[task] permission_mode`: the agent runs' mode when no flag says (`None`: bypass).
+    pub permission_mode: Option<forge_domain::PermissionMode>,
 }
 
 /// Reads the `[validation]` and `[task]` tables of the file at `path` (only for messages);
@@ -184,6 +188,13 @@ pub fn parse_task_config(text: &str, path: &Path) -> Result<TaskConfig, ConfigEr
         config.max_followups = r
             .integer(t, "task", "max_followups", 0, 100)?
             .and_then(|n| u32::try_from(n).ok());
+        config.permission_mode = r
+            .string(t, "task", "permission_mode")?
+            .map(|m| {
+                m.parse()
+                    .map_err(|e: String| r.err("task.permission_mode".into(), e))
+            })
+            .transpose()?;
     }
     if let Some(c) = r.section(&table, "cache", CACHE_KEYS)? {
         let d = CacheConfig::default();
@@ -311,13 +322,13 @@ mod tests {
         check(
             "",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: None, worktree_root: None, cache: CacheConfig { enabled: true, dir: None, max_size_mb: 20480 }, require_validation: None, context_chars: None, max_followups: None }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: None, step_timeout_ms: 600000 }, limits: TaskLimits { max_cycles: 5, max_review_cycles: 2, max_total_cost_usd: 10.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: None, worktree_root: None, cache: CacheConfig { enabled: true, dir: None, max_size_mb: 20480 }, require_validation: None, context_chars: None, max_followups: None, permission_mode: None }",
             ),
         );
         check(
-            "[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 5000\n[task]\nmax_cycles = 2\nmax_total_cost_usd = 1\nmax_review_cycles = 0\nrequire_validation = true\ninstructions = \"be brief\"\nmax_followups = 5\n[cache]\nenabled = false\ndir = \"/c\"\nmax_size_mb = 10\n",
+            "[validation]\ntest = \"sh test.sh\"\ntimeout_ms = 5000\n[task]\nmax_cycles = 2\nmax_total_cost_usd = 1\nmax_review_cycles = 0\nrequire_validation = true\ninstructions = \"be brief\"\nmax_followups = 5\npermission_mode = \"ask\"\n[cache]\nenabled = false\ndir = \"/c\"\nmax_size_mb = 10\n",
             Ok(
-                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 }, require_validation: Some(true), context_chars: None, max_followups: Some(5) }",
+                "TaskConfig { validation: ValidationConfig { install: None, lint: None, build: None, test: Some(\"sh test.sh\"), step_timeout_ms: 5000 }, limits: TaskLimits { max_cycles: 2, max_review_cycles: 0, max_total_cost_usd: 1.0, timeout_ms: 300000, risk_threshold: 3, require_validation: false }, instructions: Some(\"be brief\"), worktree_root: None, cache: CacheConfig { enabled: false, dir: Some(\"/c\"), max_size_mb: 10 }, require_validation: Some(true), context_chars: None, max_followups: Some(5), permission_mode: Some(Ask) }",
             ),
         );
         let got = parse_task_config("[task]\ncontext_chars = 5000\n", Path::new("/w/forge.toml"));
@@ -343,6 +354,11 @@ mod tests {
             ("[cache]\nsize = 1\n", "cache.size"),
             ("[task]\ncontext_chars = 10\n", "task.context_chars"),
             ("[task]\ncontext_chars = \"big\"\n", "task.context_chars"),
+            (
+                "[task]\npermission_mode = \"yolo\"\n",
+                "task.permission_mode",
+            ),
+            ("[task]\npermission_mode = 1\n", "task.permission_mode"),
         ] {
             let got = parse_task_config(text, Path::new("/w/forge.toml"));
             assert!(

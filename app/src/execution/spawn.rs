@@ -129,8 +129,12 @@ fn asker(
                 .to_owned(),
         });
     };
+    let owner = bridge
+        .owner
+        .clone()
+        .unwrap_or_else(|| PermissionOwner::Run(plan.run_id.clone()));
     let asker = bridge.asker(
-        PermissionOwner::Run(plan.run_id.clone()),
+        owner,
         plan.provider.id(),
         prepared.workdir.display().to_string(),
         Arc::clone(&rt.ids),

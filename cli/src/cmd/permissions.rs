@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use forge_domain::permission::{PermissionDecision, PermissionId, Verdict};
 use forge_ports::PermissionRequests;
 
-use crate::cmd::queue::{QueueUrl, failure, parse_url, queue_url};
+use crate::cmd::queue::{failure, queue_url};
 use crate::exit::Failure;
 use crate::output::write_json_pretty;
 
@@ -97,14 +97,7 @@ async fn store(at: &WhereArgs) -> Result<Arc<dyn PermissionRequests>, Failure> {
             "--queue: no URL (pass one, set FORGE_QUEUE_URL or [queue] url)".to_owned(),
         ));
     };
-    match parse_url(&url)? {
-        QueueUrl::Postgres(url) => Ok(Arc::new(
-            forge_adapter_postgres::PgQueue::connect(&url)
-                .await
-                .map_err(failure)?,
-        )),
-        QueueUrl::Sqlite(path) => Ok(crate::permissions::open_store(&path)?),
-    }
+    crate::permissions::queue_store(&url).await
 }
 
 async fn list(at: &WhereArgs) -> Result<u8, Failure> {

@@ -131,7 +131,10 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
 
 /// `--permission-mode ask` with a provider that cannot ask through forge: a usage error
 /// (exit 2) saying why and what to use instead, before anything starts.
-fn refuse_unaskable(agent: &CodeAgent, request: &ExecutionRequest) -> Result<(), Failure> {
+pub(crate) fn refuse_unaskable(
+    agent: &CodeAgent,
+    request: &ExecutionRequest,
+) -> Result<(), Failure> {
     if request.permission_mode != Some(PermissionMode::Ask) {
         return Ok(());
     }

@@ -108,6 +108,11 @@ function render(cur, kind, ev) {
     case "error":
       turn.appendChild(el("div", "error", ev.message));
       break;
+    case "permission_requested":
+    case "permission_decided":
+      // permissions.js: the request with its buttons, answered in place.
+      renderPermissionEvent(turn, kind, ev);
+      break;
     case "usage_update":
       showUsage(ev.usage);
       break;

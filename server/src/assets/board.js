@@ -398,6 +398,13 @@ function renderTask(d) {
   root.appendChild(prompt);
   if (d.error) root.appendChild(el("div", "error", d.error));
   if (!share && c.source === "queue" && (c.column === "queued" || c.column === "running")) root.appendChild(cancelBox(c.task_id));
+  // The task's agent waiting for an answer (permissions.js fills it, live).
+  if (!share && c.column === "running") {
+    const waiting = el("div", "cards");
+    waiting.id = "t-permissions";
+    waiting.setAttribute("aria-label", "Waiting for you");
+    root.appendChild(waiting);
+  }
 
   if (c.column === "held" && !share) root.appendChild(approvalBox(d));
   else if (d.approval && d.approval.decided_by) {

@@ -36,7 +36,7 @@ async fn start() -> Server {
         roots: Roots::new(std::slice::from_ref(&root)).unwrap(),
         token: Some(TOKEN.into()),
         runtime: runtime(),
-        composition: Arc::new(TestComposition),
+        composition: Arc::new(TestComposition::default()),
         sink: None,
         queue: Some((queue.clone(), queue.clone())),
     });
@@ -623,7 +623,7 @@ async fn the_page_opens_on_the_board_with_a_queue_and_on_the_chat_without() {
         roots: Roots::new(&[dir.path().to_path_buf()]).unwrap(),
         token: None,
         runtime: runtime(),
-        composition: Arc::new(TestComposition),
+        composition: Arc::new(TestComposition::default()),
         sink: None,
         queue: None,
     });

@@ -15,6 +15,7 @@ pub(super) fn routes() -> axum::Router<Shared> {
         .route("/assets/app.js", get(script))
         .route("/assets/app.css", get(style))
         .route("/assets/board.js", get(board_script))
+        .route("/assets/permissions.js", get(permissions_script))
         .route("/task/{id}", get(index))
         .route("/share/{token}", get(index))
         .route("/openapi.json", get(openapi))
@@ -25,6 +26,7 @@ const INDEX: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
 const STYLE: &str = include_str!("../assets/app.css");
 const BOARD: &str = include_str!("../assets/board.js");
+const PERMISSIONS: &str = include_str!("../assets/permissions.js");
 pub const OPENAPI: &str = include_str!("../assets/openapi.json");
 
 /// The page. A server with a queue opens it on the board (the team's page), one without
@@ -48,6 +50,14 @@ pub async fn script() -> Response {
 
 pub async fn board_script() -> Response {
     ([("content-type", "text/javascript; charset=utf-8")], BOARD).into_response()
+}
+
+pub async fn permissions_script() -> Response {
+    (
+        [("content-type", "text/javascript; charset=utf-8")],
+        PERMISSIONS,
+    )
+        .into_response()
 }
 
 pub async fn style() -> Response {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use forge_adapter_acp::flow::FlowConfig;
 use forge_adapter_acp::{AcpDecoder, AcpSession};
-use forge_ports::{AgentSession, Decoder, ResultPieces, SessionServices};
+use forge_ports::{AgentSession, Decoder, ResultPieces, SessionServices, SessionStep};
 use forge_testkit::fakes::process::ScriptedProcessRunner;
 use forge_testkit::fakes::workspace::PassthroughWorkspace;
 use serde_json::Value;
@@ -163,4 +163,134 @@ fn a_load_waits_out_the_replay_that_follows_its_answer() {
     );
     assert_eq!(pieces.content, "new");
     assert_eq!(pieces.reported_success, Some(true));
+}
+
+/// An asker whose requests wait for a person; the run's cancel closes them as cancelled.
+struct Waiting;
+
+#[async_trait::async_trait]
+impl forge_ports::PermissionAsker for Waiting {
+    async fn ask(
+        &self,
+        tool: forge_domain::permission::ToolRequest,
+    ) -> Result<forge_domain::permission::PermissionRequest, forge_domain::ForgeError> {
+        Ok(forge_domain::permission::PermissionRequest {
+            id: forge_domain::permission::PermissionId::new("perm-1").unwrap(),
+            provider: forge_domain::ProviderId::new("gemini-acp").unwrap(),
+            owner: forge_domain::permission::PermissionOwner::Run(
+                forge_domain::RunId::new("run-1").unwrap(),
+            ),
+            tool,
+            requested_at_ms: 1,
+            expires_at_ms: 2,
+            decision: None,
+        })
+    }
+
+    async fn answer(
+        &self,
+        id: &forge_domain::permission::PermissionId,
+    ) -> Result<forge_domain::permission::PermissionRequest, forge_domain::ForgeError> {
+        let mut request = self
+            .ask(serde_json::from_value(serde_json::json!({"tool": "x", "kind": "shell"})).unwrap())
+            .await?;
+        assert_eq!(id.as_str(), "perm-1");
+        request.decision = Some(forge_domain::permission::PermissionDecision::cancelled());
+        Ok(request)
+    }
+
+    async fn close(
+        &self,
+    ) -> Result<Vec<forge_domain::permission::PermissionRequest>, forge_domain::ForgeError> {
+        Ok(Vec::new())
+    }
+}
+
+#[test]
+fn a_cancel_answers_every_pending_permission_request_cancelled_at_once() {
+    let services = SessionServices {
+        workspace: Arc::new(PassthroughWorkspace::default()),
+        runner: Arc::new(ScriptedProcessRunner::new([])),
+        workdir: "/work".into(),
+        ladder: forge_ports::KillLadder::default(),
+        permissions: Some(Arc::new(Waiting)),
+    };
+    let config = FlowConfig {
+        permission_mode: Some(forge_domain::PermissionMode::Ask),
+        ..FlowConfig::default()
+    };
+    let mut session = AcpSession::new(config, services);
+    let _ = session.opening();
+    let asks = r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1","title":"touch x","kind":"execute","rawInput":{"command":"touch x"}},"options":[{"optionId":"yes","name":"Allow","kind":"allow_once"},{"optionId":"no","name":"Reject","kind":"reject_once"}]}}"#;
+    let mut step = SessionStep::default();
+    for line in [INIT, OPENED, asks] {
+        step = futures::executor::block_on(session.on_line(line));
+    }
+    assert!(
+        step.send.is_empty(),
+        "a person answers later: {:?}",
+        step.send
+    );
+    assert_eq!(step.later.len(), 1);
+    let kinds: Vec<&str> = step.events.iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, ["permission_requested"]);
+
+    let sent: Vec<Value> = session
+        .cancel()
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0]["method"], "session/cancel");
+    assert_eq!(sent[1]["id"], 7);
+    assert_eq!(
+        sent[1]["result"]["outcome"],
+        serde_json::json!({"outcome": "cancelled"})
+    );
+    // Nothing more to answer on a second cancel.
+    assert_eq!(session.cancel().len(), 1);
+
+    // The decision that comes later is recorded, not sent again.
+    let later = futures::executor::block_on(step.later.pop().unwrap());
+    assert!(later.send.is_empty(), "{:?}", later.send);
+    let kinds: Vec<&str> = later.events.iter().map(|e| e.kind()).collect();
+    assert_eq!(kinds, ["permission_decided"]);
+}
+
+#[test]
+fn a_shell_request_without_raw_input_names_its_title_as_the_command() {
+    // gemini 0.61: `kind: execute`, the command only in the title.
+    let services = SessionServices {
+        workspace: Arc::new(PassthroughWorkspace::default()),
+        runner: Arc::new(ScriptedProcessRunner::new([])),
+        workdir: "/work".into(),
+        ladder: forge_ports::KillLadder::default(),
+        permissions: Some(Arc::new(Waiting)),
+    };
+    let config = FlowConfig {
+        permission_mode: Some(forge_domain::PermissionMode::Ask),
+        ..FlowConfig::default()
+    };
+    let mut session = AcpSession::new(config, services);
+    let _ = session.opening();
+    let asks = r#"{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t1","title":"touch made.txt","kind":"execute"},"options":[{"optionId":"yes","name":"Allow","kind":"allow_once"}]}}"#;
+    let mut step = SessionStep::default();
+    for line in [INIT, OPENED, asks] {
+        step = futures::executor::block_on(session.on_line(line));
+    }
+    let Some(forge_domain::AgentEvent::PermissionRequested { request }) = step.events.first()
+    else {
+        panic!("no request: {:?}", step.events);
+    };
+    assert_eq!(request.tool.command.as_deref(), Some("touch made.txt"));
+    assert_eq!(request.tool.kind, forge_domain::ToolKind::Shell);
+
+    // codex-acp: the command as its shell's argv; the script is the command.
+    let asks = r#"{"jsonrpc":"2.0","id":8,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"t2","title":"touch made.txt","kind":"execute","rawInput":{"command":["/bin/bash","-lc","touch made.txt"]}},"options":[{"optionId":"yes","name":"Allow","kind":"allow_once"}]}}"#;
+    let step = futures::executor::block_on(session.on_line(asks));
+    let Some(forge_domain::AgentEvent::PermissionRequested { request }) = step.events.first()
+    else {
+        panic!("no request: {:?}", step.events);
+    };
+    assert_eq!(request.tool.command.as_deref(), Some("touch made.txt"));
 }

@@ -23,6 +23,7 @@ fn tool_turn() -> Turn {
         command: "echo a long command that spans more than sixty-four characters of JSON input"
             .into(),
         description: None,
+        escalate: false,
     });
     turn
 }

@@ -21,6 +21,7 @@ fn shell() -> ToolAction {
     ToolAction::Shell {
         command: "exit 3".into(),
         description: Some("Fail".into()),
+        escalate: false,
     }
 }
 
@@ -198,4 +199,43 @@ fn absolute_paths_and_unknown_workdirs_are_kept() {
     assert_eq!(call.payload, args(json!({"file_path": "/etc/hosts"})));
     let call = map_action(Vendor::Anthropic, &read(), &catalog, None);
     assert_eq!(call.payload, args(json!({"file_path": "hello.txt"})));
+}
+
+#[test]
+fn an_escalated_shell_asks_codex_for_it_and_changes_nothing_for_the_others() {
+    let escalated = ToolAction::Shell {
+        command: "touch made.txt".into(),
+        description: Some("Make the marker file".into()),
+        escalate: true,
+    };
+    // codex's exec_command with its per-command sandbox override.
+    let codex = json!({"tools": [{"type": "function", "name": "exec_command", "parameters":
+        {"type": "object", "properties": {"cmd": {"type": "string"},
+         "sandbox_permissions": {"type": "string"}, "justification": {"type": "string"}}}}]});
+    check(
+        Vendor::OpenAi,
+        &codex,
+        &escalated,
+        "exec_command",
+        args(
+            json!({"cmd": "touch made.txt", "sandbox_permissions": "require_escalated",
+                    "justification": "Make the marker file"}),
+        ),
+    );
+    // A codex without the argument gets the plain command.
+    let plain = json!({"tools": [{"type": "function", "name": "exec_command"}]});
+    check(
+        Vendor::OpenAi,
+        &plain,
+        &escalated,
+        "exec_command",
+        args(json!({"cmd": "touch made.txt"})),
+    );
+    check(
+        Vendor::Anthropic,
+        &tools_request(Vendor::Anthropic),
+        &escalated,
+        "Bash",
+        args(json!({"command": "touch made.txt", "description": "Make the marker file"})),
+    );
 }

@@ -14,7 +14,7 @@ use forge_ports::{IdGenerator, TaskQueue};
 use forge_app::queue::{ContextFile, TaskOptions};
 
 use super::{QUEUE_ENV, failure, open};
-use crate::args::PermissionArg;
+use crate::args::RunPermissionArg;
 use crate::cmd::task::TaskBriefArgs;
 use crate::exit::{self, Failure};
 use crate::output::write_json_pretty;
@@ -60,9 +60,10 @@ pub struct SubmitArgs {
     pub push: bool,
     #[command(flatten)]
     pub brief: TaskBriefArgs,
-    /// Permission mode of the agent runs [default: bypass]
+    /// Permission mode of the agent runs [default: bypass; ask: its requests wait in the
+    /// queue for anyone with it to answer (`permissions allow --queue`, the board)]
     #[arg(long, value_enum, value_name = "MODE")]
-    pub permission_mode: Option<PermissionArg>,
+    pub permission_mode: Option<RunPermissionArg>,
     /// How often the task is started before it is declared dead (lost workers) [default:
     /// `[queue] max_attempts`, else 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]

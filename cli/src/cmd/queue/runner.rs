@@ -9,9 +9,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use forge_app::queue::{QueuedTaskRunner, RunEnd, TaskEvent};
+use forge_domain::permission::{PermissionDecision, PermissionOwner};
 use forge_domain::queue::QueuedTask;
 use forge_domain::queue_approval::{ApprovalOutcome, QueueApproval};
-use forge_ports::{Invocation, KillLadder, ProcessRunner, SpawnOptions, StdoutItem};
+use forge_ports::{
+    Invocation, KillLadder, PermissionRequests, ProcessRunner, SpawnOptions, StdoutItem,
+};
 use tokio_util::sync::CancellationToken;
 
 use super::options::task_run_args;
@@ -30,6 +33,11 @@ pub struct TaskRunProcess {
     pub program: PathBuf,
     /// The worker's own directory: each task runs in `<dir>/tasks/<id>/`.
     pub dir: PathBuf,
+    /// The queue's URL: `task run` keeps its agent's permission requests there.
+    pub queue_url: String,
+    /// The queue's permission requests: those of a task whose `task run` ended (or was
+    /// killed) are closed as cancelled, none left waiting on a process that is gone.
+    pub permissions: Arc<dyn PermissionRequests>,
 }
 
 impl TaskRunProcess {
@@ -71,6 +79,10 @@ impl QueuedTaskRunner for TaskRunProcess {
             super::progress::TASK_ID_ENV.into(),
             task.task_id.to_string(),
         );
+        invocation
+            .env
+            .set
+            .insert(crate::permissions::QUEUE_ENV.into(), self.queue_url.clone());
         let options = SpawnOptions {
             stderr_log: Some(cwd.join("task-run.stderr.log")),
             ..SpawnOptions::default()
@@ -107,7 +119,16 @@ impl QueuedTaskRunner for TaskRunProcess {
                 }
             }
         }
-        let exit = match child.wait().await {
+        let exit = child.wait().await;
+        let owner = PermissionOwner::Task(task.task_id.clone());
+        if let Err(e) = self
+            .permissions
+            .close_permissions(&owner, &PermissionDecision::cancelled())
+            .await
+        {
+            tracing::warn!(error = %e, task = %task.task_id, "closing the task's permission requests");
+        }
+        let exit = match exit {
             Ok(exit) => exit,
             Err(e) => return Self::failed(format!("waiting for task run: {e}")),
         };

@@ -120,7 +120,12 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
     let concurrency = args.concurrency.or(defaults.concurrency).unwrap_or(1);
     let lease_ms = args.lease_ms.or(defaults.lease_ms).unwrap_or(30_000);
     let drain_secs = args.drain_secs.or(defaults.drain_secs).unwrap_or(60);
-    let queue = open(&args.queue.url()?).await?;
+    let url = args.queue.url()?;
+    let queue = open(&url).await?;
+    // The agents' permission requests of this worker's tasks are kept in the queue; those a
+    // worker that died left waiting are denied once overdue (now and every few seconds).
+    let permissions = crate::permissions::queue_store(&url).await?;
+    let _sweep = crate::permissions::sweep(Arc::clone(&permissions));
     let holder = holder(args.name.as_deref());
     let name = args.name.unwrap_or_else(default_name);
     let program = std::env::current_exe()
@@ -129,6 +134,8 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
         runner: Arc::clone(&compose::runtime().runner),
         program,
         dir: worker_dir(&name),
+        queue_url: url,
+        permissions,
     };
     let mut config = WorkerConfig::new(name.clone());
     config.holder = holder;

@@ -9,10 +9,10 @@ use async_trait::async_trait;
 use forge_adapter_store::{DEFAULT_FILE, SqliteStore};
 use forge_adapter_telemetry::PrometheusMetrics;
 use forge_app::ProviderRegistry;
-use forge_app::config::{ConfigError, EffectiveConfig};
+use forge_app::config::{ConfigError, EffectiveConfig, PermissionsConfig};
 use forge_app::delivery::Delivery;
 use forge_domain::{ForgeError, Redactor};
-use forge_ports::{EnvSnapshot, TaskStore};
+use forge_ports::{EnvSnapshot, PermissionRequests, TaskStore};
 use forge_server::{Composition, ConfigOverrides, OpenError};
 
 use crate::args::ConfigFlags;
@@ -23,6 +23,8 @@ use crate::exit::Failure;
 
 pub(super) struct CliComposition {
     pub metrics: Arc<PrometheusMetrics>,
+    /// The queue's store on `serve --queue`, else the serve directory's.
+    pub permissions: Arc<dyn PermissionRequests>,
 }
 
 #[async_trait]
@@ -73,5 +75,16 @@ impl Composition for CliComposition {
 
     fn encode_metrics(&self) -> String {
         self.metrics.encode().unwrap_or_default()
+    }
+
+    fn permission_store(&self) -> Option<Arc<dyn PermissionRequests>> {
+        Some(Arc::clone(&self.permissions))
+    }
+
+    fn permissions_config(&self, workdir: &Path) -> Result<PermissionsConfig, ConfigError> {
+        crate::permissions::config(workdir).map_err(|e| match e {
+            Failure::Config(e) => e,
+            other => ConfigError::new("permissions", "permissions", other.to_string()),
+        })
     }
 }

@@ -61,10 +61,18 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         Some(url) => Some(compose::event_sink(url).map_err(Failure::Usage)? as _),
         None => None,
     };
-    let queue = match super::queue::queue_url(args.queue.as_deref())? {
-        Some(url) => Some(super::queue::open_with_shares(&url).await?),
+    let queue_url = super::queue::queue_url(args.queue.as_deref())?;
+    let queue = match &queue_url {
+        Some(url) => Some(super::queue::open_with_shares(url).await?),
         None => None,
     };
+    // The agents' permission requests: the queue's, so its tasks' are answered here too;
+    // else those of the runs of the directory serve runs in.
+    let permissions: Arc<dyn forge_ports::PermissionRequests> = match &queue_url {
+        Some(url) => crate::permissions::queue_store(url).await?,
+        None => crate::permissions::local_store(&std::env::current_dir()?)?,
+    };
+    let _sweep = crate::permissions::sweep(Arc::clone(&permissions));
     // The real runtime with Prometheus metrics in place of the no-op ones.
     let metrics = Arc::new(PrometheusMetrics::new());
     let mut runtime = compose::runtime();
@@ -73,7 +81,10 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         roots,
         token,
         runtime,
-        composition: Arc::new(CliComposition { metrics }),
+        composition: Arc::new(CliComposition {
+            metrics,
+            permissions,
+        }),
         sink,
         queue,
     });

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use forge_domain::task::TaskType;
 
-use crate::args::{ConfigFlags, PermissionArg};
+use crate::args::{ConfigFlags, RunPermissionArg};
 use crate::exit::Failure;
 
 pub(crate) const TASK_EXIT_CODES: &str = "\
@@ -152,9 +152,10 @@ pub struct TaskRunArgs {
     /// Start the task's branch from this ref [default: HEAD]
     #[arg(long, value_name = "REF")]
     pub base: Option<String>,
-    /// Permission mode of the agent runs [default: bypass — the work tree is the sandbox]
+    /// Permission mode of the agent runs [default: `[task] permission_mode`, else bypass —
+    /// the work tree is the sandbox; ask: a person answers each request, docs/permissions.md]
     #[arg(long, value_enum, value_name = "MODE")]
-    pub permission_mode: Option<PermissionArg>,
+    pub permission_mode: Option<RunPermissionArg>,
     /// Print the report as one JSON object
     #[arg(long)]
     pub json: bool,

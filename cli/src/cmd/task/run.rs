@@ -76,6 +76,21 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let under_worker = std::env::var_os(progress::TASK_ID_ENV).is_some();
     task_config.limits.require_validation =
         args.require_validation || task_config.require_validation.unwrap_or(under_worker);
+    // The flag, else `[task] permission_mode`, else bypass (the work tree is the sandbox).
+    let permission_mode = args
+        .permission_mode
+        .map(PermissionMode::from)
+        .or(task_config.permission_mode)
+        .unwrap_or(PermissionMode::Bypass);
+    // `ask`: under a worker the requests go to the queue, under the task; else to the
+    // repository's store, as `run`'s do.
+    let bridge = match permission_mode {
+        PermissionMode::Ask => Some(
+            crate::permissions::task_bridge(&flags.workdir, task_id.as_ref().map(TaskId::as_str))
+                .await?,
+        ),
+        _ => None,
+    };
     let agent = CodeAgent::builder_from_config(
         &config,
         compose::registry(),
@@ -84,6 +99,9 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     .and_then(|b| {
         let redactor = compose::environment_redactor();
         let mut b = b.redactor(redactor.clone());
+        if let Some(bridge) = bridge {
+            b = b.permissions(bridge);
+        }
         // Under a worker the agent's events travel to the queue too.
         if std::env::var_os(progress::TASK_ID_ENV).is_some() {
             b = b.event_sink(Arc::new(progress::EventLines { redactor }));
@@ -98,10 +116,8 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let mut template = agent.request("");
     template.provider = provider.clone();
     apply_request_defaults(&config, &mut template);
-    template.permission_mode = Some(
-        args.permission_mode
-            .map_or(PermissionMode::Bypass, Into::into),
-    );
+    template.permission_mode = Some(permission_mode);
+    crate::cmd::run::refuse_unaskable(&agent, &template)?;
     let section = config.provider(&provider_name);
     let mut spec = args.brief.spec(task_text)?;
     // A URL task starts from the commit its configuration was read at.
