@@ -71,4 +71,10 @@ pub trait Composition: Send + Sync + 'static {
 
     /// The runtime's metrics in the OpenMetrics text format (`# EOF` included).
     fn encode_metrics(&self) -> String;
+
+    /// The forges' feedback path (`POST /v1/webhooks/…`); `None`: no webhooks are taken
+    /// (no queue to put follow-ups on, or no forge configured).
+    fn forge_feedback(&self) -> Option<Arc<forge_app::forges::ForgeFeedback>> {
+        None
+    }
 }

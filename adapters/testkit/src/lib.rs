@@ -16,5 +16,6 @@ pub mod procs;
 pub mod props;
 pub mod queue_contract;
 pub mod reorder;
+pub mod forge_deliveries_contract;
 pub mod share_contract;
 pub mod tcp_proxy;

@@ -17,6 +17,9 @@ mod queue_approvals;
 mod runs;
 mod tasks;
 mod web;
+mod webhooks;
+#[cfg(test)]
+mod webhooks_tests;
 
 use axum::Router;
 use axum::middleware::from_fn_with_state;
@@ -29,7 +32,7 @@ const BODY_LIMIT: usize = 4 * 1024 * 1024;
 
 /// Every area's routes: the page, the board, runs and their events, the queue's tasks,
 /// approvals, the seed's chat, health and metrics.
-const AREAS: [fn() -> Router<Shared>; 10] = [
+const AREAS: [fn() -> Router<Shared>; 11] = [
     web::routes,
     board::routes,
     board_events::routes,
@@ -40,6 +43,7 @@ const AREAS: [fn() -> Router<Shared>; 10] = [
     tasks::routes,
     chat::routes,
     approvals::routes,
+    webhooks::routes,
 ];
 
 pub fn router(state: Shared) -> Router {

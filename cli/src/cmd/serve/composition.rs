@@ -23,6 +23,8 @@ use crate::exit::Failure;
 
 pub(super) struct CliComposition {
     pub metrics: Arc<PrometheusMetrics>,
+    /// The webhooks' path, with `--queue` and a forge whose token is set.
+    pub feedback: Option<Arc<forge_app::forges::ForgeFeedback>>,
 }
 
 #[async_trait]
@@ -73,5 +75,9 @@ impl Composition for CliComposition {
 
     fn encode_metrics(&self) -> String {
         self.metrics.encode().unwrap_or_default()
+    }
+
+    fn forge_feedback(&self) -> Option<Arc<forge_app::forges::ForgeFeedback>> {
+        self.feedback.clone()
     }
 }

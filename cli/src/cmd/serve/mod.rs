@@ -61,9 +61,15 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         Some(url) => Some(compose::event_sink(url).map_err(Failure::Usage)? as _),
         None => None,
     };
-    let queue = match super::queue::queue_url(args.queue.as_deref())? {
-        Some(url) => Some(super::queue::open_with_shares(&url).await?),
+    let url = super::queue::queue_url(args.queue.as_deref())?;
+    let queue = match &url {
+        Some(url) => Some(super::queue::open_with_shares(url).await?),
         None => None,
+    };
+    // Webhooks become queued follow-ups: only with a queue.
+    let feedback = match (&url, &queue) {
+        (Some(url), Some((queue, _))) => super::forge::feedback(url, Arc::clone(queue)).await?,
+        _ => None,
     };
     // The real runtime with Prometheus metrics in place of the no-op ones.
     let metrics = Arc::new(PrometheusMetrics::new());
@@ -73,7 +79,7 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         roots,
         token,
         runtime,
-        composition: Arc::new(CliComposition { metrics }),
+        composition: Arc::new(CliComposition { metrics, feedback }),
         sink,
         queue,
     });
