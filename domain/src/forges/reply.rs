@@ -61,6 +61,18 @@ mod tests {
     #[test]
     fn the_reply_names_the_commit_and_the_validation() {
         let mut outcome = sample();
+        outcome.branch = "forge/q-1".into();
+        outcome.delivery = Some(crate::task::Delivery {
+            decision: crate::task::DeliveryDecision::Committed,
+            branch: "forge/q-1".into(),
+            commit: Some("0123abc".into()),
+            pushed: true,
+            push_error: None,
+            delivered_by_another_attempt: None,
+            approval_id: None,
+            notifications: Vec::new(),
+            author: None,
+        });
         let pushed = followup_reply(&outcome);
         outcome.delivery = None;
         outcome.status = TaskStatus::Failed;
