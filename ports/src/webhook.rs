@@ -8,8 +8,7 @@ pub trait WebhookCodec: Send + Sync {
     /// Whether `signature` (GitHub: `X-Hub-Signature-256`; GitLab: `X-Gitlab-Token`)
     /// authenticates `body` under `secret`, compared in constant time. A missing header is
     /// `false`.
-    fn verify(&self, kind: ForgeKind, secret: &[u8], signature: Option<&str>, body: &[u8])
-    -> bool;
+    fn verify(&self, kind: ForgeKind, secret: &[u8], signature: Option<&str>, body: &[u8]) -> bool;
 
     /// The forge events of a delivery of event `event` (GitHub: `X-GitHub-Event`; GitLab:
     /// `X-Gitlab-Event`).
@@ -17,6 +16,5 @@ pub trait WebhookCodec: Send + Sync {
     /// # Errors
     /// Why the payload cannot be read (not JSON, a field the event needs missing): the
     /// route answers 400.
-    fn decode(&self, kind: ForgeKind, event: &str, body: &[u8])
-    -> Result<Vec<ForgeEvent>, String>;
+    fn decode(&self, kind: ForgeKind, event: &str, body: &[u8]) -> Result<Vec<ForgeEvent>, String>;
 }

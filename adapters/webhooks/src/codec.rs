@@ -9,25 +9,14 @@ use forge_ports::WebhookCodec;
 pub struct Webhooks;
 
 impl WebhookCodec for Webhooks {
-    fn verify(
-        &self,
-        kind: ForgeKind,
-        secret: &[u8],
-        signature: Option<&str>,
-        body: &[u8],
-    ) -> bool {
+    fn verify(&self, kind: ForgeKind, secret: &[u8], signature: Option<&str>, body: &[u8]) -> bool {
         match kind {
             ForgeKind::Github => crate::verify_github(secret, signature, body),
             ForgeKind::Gitlab => crate::verify_gitlab(secret, signature),
         }
     }
 
-    fn decode(
-        &self,
-        kind: ForgeKind,
-        event: &str,
-        body: &[u8],
-    ) -> Result<Vec<ForgeEvent>, String> {
+    fn decode(&self, kind: ForgeKind, event: &str, body: &[u8]) -> Result<Vec<ForgeEvent>, String> {
         match kind {
             ForgeKind::Github => crate::github::decode(event, body).map(|e| vec![e]),
             ForgeKind::Gitlab => crate::gitlab::decode(event, body),
@@ -53,11 +42,17 @@ mod tests {
             (ForgeKind::Gitlab, b"s3cret", Some(sig.as_str()), false),
             (ForgeKind::Gitlab, b"", Some(""), false),
         ] {
-            assert_eq!(codec.verify(kind, secret, header, body), want, "{kind:?} {header:?}");
+            assert_eq!(
+                codec.verify(kind, secret, header, body),
+                want,
+                "{kind:?} {header:?}"
+            );
         }
         assert_eq!(
             codec.decode(ForgeKind::Github, "ping", body),
-            Ok(vec![ForgeEvent::Other { name: "ping".into() }])
+            Ok(vec![ForgeEvent::Other {
+                name: "ping".into()
+            }])
         );
         assert!(codec.decode(ForgeKind::Github, "ping", b"{").is_err());
     }

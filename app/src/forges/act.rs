@@ -52,10 +52,7 @@ impl ForgeFeedback {
                          yourself or raise the limit.",
                         self.settings.max_followups
                     );
-                    endpoint
-                        .forge
-                        .comment(&family.repo, number, &text)
-                        .await?;
+                    endpoint.forge.comment(&family.repo, number, &text).await?;
                 }
                 return Ok(FeedbackOutcome::FollowupsExhausted {
                     parent,
@@ -97,10 +94,16 @@ impl ForgeFeedback {
             ..family.options.clone()
         };
         let task_id = self.new_task_id()?;
-        let sub = submission(task_id.clone(), family.repo_url.clone(), prompt, &options, None)
-            .map_err(|e| ForgeError::InvalidRequest {
-                reason: e.to_string(),
-            })?;
+        let sub = submission(
+            task_id.clone(),
+            family.repo_url.clone(),
+            prompt,
+            &options,
+            None,
+        )
+        .map_err(|e| ForgeError::InvalidRequest {
+            reason: e.to_string(),
+        })?;
         self.queue.submit(&sub).await?;
         Ok(FeedbackOutcome::FollowUpQueued { task_id, parent })
     }
@@ -212,11 +215,12 @@ impl ForgeFeedback {
             ..TaskOptions::default()
         };
         let task_id = self.new_task_id()?;
-        let sub = submission(task_id.clone(), url, task.to_owned(), &options, None).map_err(
-            |e| ForgeError::InvalidRequest {
-                reason: e.to_string(),
-            },
-        )?;
+        let sub =
+            submission(task_id.clone(), url, task.to_owned(), &options, None).map_err(|e| {
+                ForgeError::InvalidRequest {
+                    reason: e.to_string(),
+                }
+            })?;
         self.queue.submit(&sub).await?;
         let text = format!(
             "forge queued task `{task_id}` for this issue; its {} (branch `{}`) will say \

@@ -66,21 +66,38 @@ impl Default for FeedbackSettings {
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum FeedbackOutcome {
     /// No configured forge serves the event's repository.
-    NoForge { host: String },
+    NoForge {
+        host: String,
+    },
     /// The delivery id was seen before: nothing done.
     Replayed,
-    Ignored { reason: Ignored },
+    Ignored {
+        reason: Ignored,
+    },
     /// The actor may not write to the repository.
-    NotAllowed { actor: String },
-    FollowUpQueued { task_id: TaskId, parent: TaskId },
+    NotAllowed {
+        actor: String,
+    },
+    FollowUpQueued {
+        task_id: TaskId,
+        parent: TaskId,
+    },
     /// The pull request's follow-ups are spent; `said`: the comment saying so was posted now.
-    FollowupsExhausted { parent: TaskId, said: bool },
+    FollowupsExhausted {
+        parent: TaskId,
+        said: bool,
+    },
     MarkedReady {
         task_id: TaskId,
         approved: bool,
     },
-    IssueTaskQueued { task_id: TaskId, issue: u64 },
-    Closed { task_id: TaskId },
+    IssueTaskQueued {
+        task_id: TaskId,
+        issue: u64,
+    },
+    Closed {
+        task_id: TaskId,
+    },
 }
 
 /// See the module.
@@ -219,7 +236,12 @@ impl ForgeFeedback {
         if let Some(actor) = trigger.actor() {
             let permission = self
                 .permissions
-                .permission(&endpoint.settings.name, endpoint.forge.as_ref(), repo, actor)
+                .permission(
+                    &endpoint.settings.name,
+                    endpoint.forge.as_ref(),
+                    repo,
+                    actor,
+                )
                 .await?;
             if !may_steer(permission) {
                 return Ok(FeedbackOutcome::NotAllowed {
@@ -250,12 +272,7 @@ impl ForgeFeedback {
             (Trigger::MarkReady { number, actor, .. }, Some(family)) => {
                 self.mark_ready(endpoint, &family, number, &actor).await
             }
-            (
-                Trigger::FollowUp {
-                    cause, actor, ..
-                },
-                Some(family),
-            ) => {
+            (Trigger::FollowUp { cause, actor, .. }, Some(family)) => {
                 self.follow_up(endpoint, &family, &cause, actor.as_deref())
                     .await
             }

@@ -111,9 +111,9 @@ pub fn by_check<'a>(
         .iter()
         .find_map(|n| by_number(families, repo, *n))
         .or_else(|| {
-            families.iter().find(|f| {
-                &f.repo == repo && f.commits.iter().any(|c| c.eq_ignore_ascii_case(sha))
-            })
+            families
+                .iter()
+                .find(|f| &f.repo == repo && f.commits.iter().any(|c| c.eq_ignore_ascii_case(sha)))
         })
 }
 
@@ -208,9 +208,6 @@ mod tests {
         assert!(by_number(&all, &repo, 8).is_none());
         assert!(by_check(&all, &repo, &[], "AAA").is_some());
         assert!(by_check(&all, &repo, &[], "ccc").is_none());
-        assert_eq!(
-            closed(f.clone()).known.info.state,
-            PullRequestState::Closed
-        );
+        assert_eq!(closed(f.clone()).known.info.state, PullRequestState::Closed);
     }
 }

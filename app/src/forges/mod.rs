@@ -7,7 +7,9 @@ mod feedback;
 pub mod known;
 mod permissions;
 
-pub use feedback::{FeedbackOutcome, FeedbackParts, FeedbackSettings, ForgeEndpoint, ForgeFeedback};
+pub use feedback::{
+    FeedbackOutcome, FeedbackParts, FeedbackSettings, ForgeEndpoint, ForgeFeedback,
+};
 pub use permissions::{PERMISSION_TTL, PermissionCache};
 
 #[cfg(test)]

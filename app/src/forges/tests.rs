@@ -210,11 +210,7 @@ async fn readers_and_forge_itself_do_not_steer() {
     // The reader's permission was asked once and remembered.
     let out = s
         .feedback
-        .deliver(
-            ForgeKind::Github,
-            "d-9",
-            &[inline("rita", "@forge again")],
-        )
+        .deliver(ForgeKind::Github, "d-9", &[inline("rita", "@forge again")])
         .await
         .unwrap();
     assert!(matches!(out[0], FeedbackOutcome::NotAllowed { .. }));
@@ -316,7 +312,11 @@ async fn an_approving_writer_readies_the_held_change_a_reader_does_not() {
         matches!(out[0], FeedbackOutcome::MarkedReady { .. }),
         "{out:?}"
     );
-    assert!(s.forge.calls().iter().any(|c| c == "ready #1"), "{:?}", s.forge.calls());
+    assert!(
+        s.forge.calls().iter().any(|c| c == "ready #1"),
+        "{:?}",
+        s.forge.calls()
+    );
 }
 
 #[tokio::test]
@@ -416,10 +416,24 @@ fn only_a_forges_own_secret_authenticates() {
         codec: Arc::new(NoCodec),
         settings: FeedbackSettings::default(),
     });
-    assert!(feedback
-        .authenticate(ForgeKind::Github, Some("s3cret"), b"{}")
-        .is_some());
-    assert!(feedback.authenticate(ForgeKind::Github, Some("guess"), b"{}").is_none());
-    assert!(feedback.authenticate(ForgeKind::Github, None, b"{}").is_none());
-    assert!(feedback.authenticate(ForgeKind::Gitlab, Some("s3cret"), b"{}").is_none());
+    assert!(
+        feedback
+            .authenticate(ForgeKind::Github, Some("s3cret"), b"{}")
+            .is_some()
+    );
+    assert!(
+        feedback
+            .authenticate(ForgeKind::Github, Some("guess"), b"{}")
+            .is_none()
+    );
+    assert!(
+        feedback
+            .authenticate(ForgeKind::Github, None, b"{}")
+            .is_none()
+    );
+    assert!(
+        feedback
+            .authenticate(ForgeKind::Gitlab, Some("s3cret"), b"{}")
+            .is_none()
+    );
 }

@@ -20,8 +20,7 @@ pub fn followup_reply(outcome: &TaskOutcome) -> String {
         ),
         None => format!(
             "forge made no commit for this (task `{}`, {}).",
-            outcome.task_id,
-            outcome.status
+            outcome.task_id, outcome.status
         ),
     };
     match outcome.validation() {

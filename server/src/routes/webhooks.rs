@@ -85,8 +85,8 @@ async fn receive(
             kind.as_str()
         )));
     }
-    let event =
-        header(headers, event).ok_or_else(|| ApiError::bad_request(format!("{event} is missing")))?;
+    let event = header(headers, event)
+        .ok_or_else(|| ApiError::bad_request(format!("{event} is missing")))?;
     let events = feedback
         .decode(kind, event, body)
         .map_err(ApiError::bad_request)?;

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use forge_adapter_store::SqliteStore;
 use forge_adapter_webhooks::{Webhooks, github_signature};
+use forge_app::ProviderRegistry;
 use forge_app::config::{ConfigError, EffectiveConfig};
 use forge_app::delivery::Delivery;
 use forge_app::forges::{FeedbackParts, FeedbackSettings, ForgeEndpoint, ForgeFeedback};
-use forge_app::ProviderRegistry;
 use forge_domain::forges::{GithubRole, Permission, default_github};
 use forge_domain::{ForgeError, Redactor};
 use forge_ports::{EnvSnapshot, TaskQueue, TaskStore};
@@ -135,7 +135,7 @@ async fn post(
 }
 
 async fn queued(server: &Server) -> usize {
-    server.queue.tasks(100).await.unwrap().len()
+    TaskQueue::tasks(&*server.queue, 100).await.unwrap().len()
 }
 
 #[tokio::test]
@@ -162,7 +162,10 @@ async fn a_writers_labelled_issue_is_queued_once() {
     assert_eq!(status, 202, "{answer}");
     assert_eq!(answer["outcomes"][0]["issue"], 12);
     let (status, answer) = post(&s, "issues", "d-1", &body, Some(SECRET)).await;
-    assert_eq!((status, answer["outcomes"][0]["outcome"].clone()), (202, json!("replayed")));
+    assert_eq!(
+        (status, answer["outcomes"][0]["outcome"].clone()),
+        (202, json!("replayed"))
+    );
     assert_eq!(queued(&s).await, 1);
 }
 
@@ -170,11 +173,35 @@ async fn a_writers_labelled_issue_is_queued_once() {
 async fn what_asks_nothing_is_accepted_and_what_is_malformed_is_not() {
     let s = start().await;
     for (event, delivery, body, status, outcome) in [
-        ("ping", "p-1", br#"{"zen": "hi"}"#.to_vec(), 202, json!("ignored")),
-        ("issues", "p-2", labelled("git.example.com", "alice"), 202, json!("no_forge")),
-        ("issues", "p-3", labelled("github.com", "rita"), 202, json!("not_allowed")),
+        (
+            "ping",
+            "p-1",
+            br#"{"zen": "hi"}"#.to_vec(),
+            202,
+            json!("ignored"),
+        ),
+        (
+            "issues",
+            "p-2",
+            labelled("git.example.com", "alice"),
+            202,
+            json!("no_forge"),
+        ),
+        (
+            "issues",
+            "p-3",
+            labelled("github.com", "rita"),
+            202,
+            json!("not_allowed"),
+        ),
         ("issues", "p-4", b"{not json".to_vec(), 400, Value::Null),
-        ("issues", "p-5", br#"{"action": "labeled"}"#.to_vec(), 400, Value::Null),
+        (
+            "issues",
+            "p-5",
+            br#"{"action": "labeled"}"#.to_vec(),
+            400,
+            Value::Null,
+        ),
     ] {
         let (got, answer) = post(&s, event, delivery, &body, Some(SECRET)).await;
         assert_eq!(got, status, "{event} {delivery}: {answer}");

@@ -4,6 +4,7 @@
 //! that remembers deliveries. `serve` hands it to the webhook route; `forge poll` feeds it
 //! events read from the API.
 
+use std::io::Write as _;
 use std::sync::Arc;
 
 use forge_adapter_github::GithubForge;
@@ -49,7 +50,8 @@ pub fn endpoints() -> Result<Vec<ForgeEndpoint>, Failure> {
             continue;
         };
         let Some(forge) = client(&settings, token)? else {
-            eprintln!(
+            let _ = writeln!(
+                std::io::stderr(),
                 "forge: forges.{} is a {}, whose feedback is not built yet; skipped",
                 settings.name,
                 settings.kind.as_str()

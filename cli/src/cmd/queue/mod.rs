@@ -105,9 +105,7 @@ pub async fn open_with_shares(
 ///
 /// # Errors
 /// [`Failure`] when the queue's database cannot be opened.
-pub async fn open_deliveries(
-    url: &str,
-) -> Result<Arc<dyn forge_ports::ForgeDeliveries>, Failure> {
+pub async fn open_deliveries(url: &str) -> Result<Arc<dyn forge_ports::ForgeDeliveries>, Failure> {
     match parse_url(url)? {
         QueueUrl::Postgres(url) => Ok(Arc::new(PgQueue::connect(&url).await.map_err(failure)?)),
         QueueUrl::Sqlite(path) => {
