@@ -137,6 +137,7 @@ fn main() {
             spec: TaskSpec::new("Write the answer"),
             repo: repo.display().to_string(),
             run_template: ExecutionRequest::new(provider.clone(), "", &repo),
+            branch: None,
             provider: provider.clone(),
             model: None,
             fix_model: None,

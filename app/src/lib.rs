@@ -13,6 +13,7 @@ pub mod confine;
 pub mod delivery;
 pub mod doctor;
 pub mod execution;
+pub mod forges;
 pub mod from_config;
 pub mod handle;
 pub mod orphans;

@@ -10,6 +10,7 @@ pub mod buildcache;
 pub mod clock;
 pub mod files;
 pub mod forge;
+pub mod forge_deliveries;
 pub mod index;
 pub mod logger;
 pub mod metrics;
@@ -26,6 +27,7 @@ pub mod sink;
 pub mod store;
 pub mod tool_host;
 pub mod vcs;
+pub mod webhook;
 pub mod workspace;
 
 pub use artifacts::{ArtifactStore, RunArtifacts, RunRecord, RunSummary};
@@ -34,6 +36,7 @@ pub use buildcache::{BuildCache, CacheClaim, ClaimRequest};
 pub use clock::{Clock, IdGenerator};
 pub use files::FileStore;
 pub use forge::Forge;
+pub use forge_deliveries::ForgeDeliveries;
 pub use index::{EntryKind, IndexEntry, RepoIndexer};
 pub use logger::{Logger, RunLogger};
 pub use metrics::Metrics;
@@ -61,4 +64,5 @@ pub use tool_host::{
 pub use vcs::{
     AddedLines, CommitAuthor, PathChange, PathChangeKind, RemoteCommit, Vcs, WorktreeInfo,
 };
+pub use webhook::WebhookCodec;
 pub use workspace::Workspace;

@@ -20,6 +20,9 @@ pub fn is_public(path: &str) -> bool {
         || path.starts_with("/task/")
         || path.starts_with("/share/")
         || path.starts_with("/v1/shared/")
+        // Authenticated by the forge's signature instead (routes/webhooks.rs).
+        || path == "/v1/webhooks/github"
+        || path == "/v1/webhooks/gitlab"
 }
 
 /// Whether `headers` carry `Bearer <token>`.
@@ -100,6 +103,10 @@ mod tests {
             ("/v1/shares/sh-1", false),
             ("/v1/providers", false),
             ("/v1/sharedx", false),
+            ("/v1/webhooks/github", true),
+            ("/v1/webhooks/gitlab", true),
+            ("/v1/webhooks/github/x", false),
+            ("/v1/webhooks", false),
         ] {
             assert_eq!(is_public(path), public, "{path}");
         }

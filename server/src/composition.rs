@@ -87,4 +87,9 @@ pub trait Composition: Send + Sync + 'static {
     fn permissions_config(&self, _workdir: &Path) -> Result<PermissionsConfig, ConfigError> {
         Ok(PermissionsConfig::default())
     }
+    /// The forges' feedback path (`POST /v1/webhooks/…`); `None`: no webhooks are taken
+    /// (no queue to put follow-ups on, or no forge configured).
+    fn forge_feedback(&self) -> Option<Arc<forge_app::forges::ForgeFeedback>> {
+        None
+    }
 }

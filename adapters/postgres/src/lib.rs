@@ -15,6 +15,7 @@
 
 mod approvals;
 mod connect;
+mod forge_deliveries;
 mod listen;
 mod migrate;
 mod password;

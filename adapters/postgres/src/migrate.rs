@@ -46,6 +46,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "006_permission_requests",
         sql: include_str!("../migrations/006_permission_requests.sql"),
     },
+    Migration {
+        version: 7,
+        name: "007_forge_deliveries",
+        sql: include_str!("../migrations/007_forge_deliveries.sql"),
+    },
 ];
 
 /// Any number fixed for forge: workers connecting at once take turns applying migrations.

@@ -7,6 +7,7 @@
 //! together is one transaction. Errors name the database file.
 
 mod error;
+mod forge_deliveries;
 mod location;
 mod migrate;
 mod open;

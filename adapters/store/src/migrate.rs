@@ -53,6 +53,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "007_permission_requests",
         sql: include_str!("../migrations/007_permission_requests.sql"),
     },
+    Migration {
+        version: 8,
+        name: "008_forge_deliveries",
+        sql: include_str!("../migrations/008_forge_deliveries.sql"),
+    },
 ];
 
 /// Applies the migrations `conn` has not seen. Each runs in an IMMEDIATE transaction that

@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod fake_cli;
 pub mod fakes;
 pub mod fixtures;
+pub mod forge_deliveries_contract;
 pub mod github;
 pub mod gitlab;
 pub mod permission_contract;

@@ -6,10 +6,12 @@
 //! payload is decoded into [`forge_domain::forges::ForgeEvent`]s — only the fields forge acts
 //! on — for the domain's rule to classify.
 
+pub mod codec;
 pub mod github;
 pub mod gitlab;
 pub mod signature;
 
+pub use codec::Webhooks;
 pub use signature::{github_signature, verify_github, verify_gitlab};
 
 /// Why a payload cannot be decoded: the route answers 400.

@@ -23,7 +23,7 @@ mod settings;
 
 pub use decide::Approved;
 pub use error::DeliveryError;
-pub use pull_request::PullRequestTarget;
+pub use pull_request::{FollowupReply, PullRequestTarget};
 pub use reconcile::ReconcileReport;
 pub use settings::{
     DEFAULT_RECONCILE_GRACE_MS, DeliveryPorts, DeliverySettings, DeliveryStep, StepHook,

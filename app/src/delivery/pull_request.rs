@@ -24,6 +24,19 @@ pub struct PullRequestTarget {
     pub base: String,
     /// Masks the worker's secrets in the title and body.
     pub redactor: Redactor,
+    /// The issue the pull request closes (`Closes #N`): a task queued from an issue.
+    pub closes: Option<u64>,
+    /// A follow-up answers where it was asked once its commit is pushed.
+    pub reply: Option<FollowupReply>,
+}
+
+/// Where a follow-up's answer goes: the review comment's thread, else the pull request's
+/// conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowupReply {
+    pub comment_id: Option<u64>,
+    /// GitLab's discussion id.
+    pub thread: Option<String>,
 }
 
 impl Delivery {
@@ -33,6 +46,16 @@ impl Delivery {
     pub fn with_pull_request(mut self, target: PullRequestTarget) -> Self {
         self.settings.push = true;
         self.pull_request = Some(target);
+        self
+    }
+
+    /// The same delivery, its pull request closing `issue` and answering `reply` (a task
+    /// queued from an issue; a follow-up). Unchanged without a pull request.
+    pub fn for_feedback(mut self, closes: Option<u64>, reply: Option<FollowupReply>) -> Self {
+        if let Some(target) = &mut self.pull_request {
+            target.closes = closes.or(target.closes);
+            target.reply = reply.or_else(|| target.reply.take());
+        }
         self
     }
 
@@ -48,7 +71,11 @@ impl Delivery {
         let Some(target) = &self.pull_request else {
             return;
         };
-        let closes = outcome.pull_request.as_ref().and_then(|p| p.closes);
+        let closes = outcome
+            .pull_request
+            .as_ref()
+            .and_then(|p| p.closes)
+            .or(target.closes);
         let known = outcome.pull_request.as_ref().and_then(|p| p.opened.clone());
         let body = render(outcome, held, closes, &target.redactor);
         let result = self
@@ -84,9 +111,45 @@ impl Delivery {
                 )
             }
         };
+        let number = delivery.opened.as_ref().map(|info| info.number);
         outcome.pull_request = Some(delivery);
         // The audit row is best effort here: the outcome (saved by the caller) holds it all.
         let _ = self.ports.store.append_audit(&entry).await;
+        if let (Some(reply), Some(number)) = (&target.reply, number) {
+            self.answer(target, reply, number, outcome).await;
+        }
+    }
+
+    /// Posts the follow-up's answer (commit and validation) where it was asked; a reply
+    /// the forge refuses becomes a comment on the pull request. Best effort: the commit is
+    /// pushed and the report says it all.
+    async fn answer(
+        &self,
+        target: &PullRequestTarget,
+        reply: &FollowupReply,
+        number: u64,
+        outcome: &TaskOutcome,
+    ) {
+        let text = target
+            .redactor
+            .redact(&forge_domain::forges::followup_reply(outcome))
+            .into_owned();
+        let forge = &target.forge;
+        if let Some(comment) = reply.comment_id {
+            let replied = forge
+                .reply_in_thread(
+                    &target.repo,
+                    number,
+                    comment,
+                    reply.thread.as_deref(),
+                    &text,
+                )
+                .await;
+            if replied.is_ok() {
+                return;
+            }
+        }
+        let _ = forge.comment(&target.repo, number, &text).await;
     }
 
     async fn open_or_update(

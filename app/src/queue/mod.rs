@@ -5,7 +5,7 @@ mod approvals;
 pub mod submit;
 mod worker;
 
-pub use submit::{ContextFile, SubmitRefusal, TaskOptions, approval_json, submission};
+pub use submit::{ContextFile, FollowupOf, SubmitRefusal, TaskOptions, approval_json, submission};
 pub use worker::{
     QueuedTaskRunner, RunEnd, StopReason, TaskEvent, Worker, WorkerConfig, WorkerEvent,
     WorkerSummary,

@@ -26,6 +26,9 @@ pub struct TaskOptions {
     pub base: Option<String>,
     #[serde(default)]
     pub push: bool,
+    /// Deliver as a pull request (`--pull-request`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pull_request: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,6 +41,37 @@ pub struct TaskOptions {
     pub permission_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context_files: Vec<ContextFile>,
+    /// A follow-up of a task's pull request (issue 39): the parent whose branch and agent
+    /// session it continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub followup: Option<FollowupOf>,
+    /// The issue the task's pull request closes (`Closes #N`): a task queued from an issue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closes: Option<u64>,
+}
+
+/// What a follow-up continues: the parent task's branch (base and head at once, so the new
+/// commit is a fast-forward of the pull request), its agent session, and where to answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowupOf {
+    pub parent: TaskId,
+    /// `forge/<parent>`: the pull request's head.
+    pub branch: String,
+    /// The pull request's number.
+    pub number: u64,
+    /// The parent's agent session, resumed by the worker where the CLI can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The provider that owns `session`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The review comment to reply to in its thread; `None`: a comment on the pull request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<u64>,
+    /// GitLab's discussion id of `reply_to`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
 }
 
 /// Why a submission is refused; the message names the field as the API spells it.

@@ -19,8 +19,13 @@ pub struct TaskRequest {
     pub repo: String,
     pub provider: ProviderId,
     /// Knobs of every agent run (permission mode, env, tools, per-run budget, max turns,
-    /// timeout); prompt, workdir, model and resume are set by the pipeline.
+    /// timeout); prompt, workdir, model and resume are set by the pipeline — except the
+    /// main run of a follow-up, which resumes the template's `resume_session_id` (the
+    /// parent task's session).
     pub run_template: ExecutionRequest,
+    /// The branch the task continues instead of its own `forge/<id>`: a follow-up's parent's
+    /// (issue 39), so its commit is a fast-forward of the pull request's head.
+    pub branch: Option<String>,
     /// The provider's model and `fix_model` (FIX tasks use the latter).
     pub model: Option<String>,
     pub fix_model: Option<String>,

@@ -69,6 +69,8 @@ fn setup() -> Setup {
         repo: RepoRef::parse("https://github.com/octo/hello.git").unwrap(),
         base: "main".into(),
         redactor: Redactor::new().with_secrets(["s3cr3t-token-value"]),
+        closes: None,
+        reply: None,
     });
     Setup {
         _dir: dir,

@@ -143,6 +143,7 @@ fn request(repo: &Path, validation: ValidationConfig, limits: TaskLimits) -> Tas
         spec,
         repo: repo.display().to_string(),
         run_template: forge_domain::ExecutionRequest::new(provider.clone(), "", repo),
+        branch: None,
         provider,
         model: None,
         fix_model: None,

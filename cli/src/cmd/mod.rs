@@ -10,6 +10,7 @@ pub(crate) mod demo;
 pub(crate) mod doctor;
 mod events;
 pub(crate) mod fake_model;
+pub(crate) mod forge;
 pub(crate) mod permissions;
 pub(crate) mod pull_request;
 pub(crate) mod queue;

@@ -72,6 +72,8 @@ pub fn attach(delivery: Delivery, repo: &Path, remote: &str) -> Result<Delivery,
         repo: on,
         base,
         redactor: Redactor::new().with_secrets([token]),
+        closes: None,
+        reply: None,
     }))
 }
 

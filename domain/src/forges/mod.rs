@@ -15,6 +15,7 @@ pub mod followups;
 pub mod mention;
 pub mod permission;
 pub mod pull_request;
+pub mod reply;
 pub mod repo;
 
 pub use classify::{
@@ -31,4 +32,5 @@ pub use permission::{GITLAB_DEVELOPER, GithubRole, Permission, may_steer};
 pub use pull_request::{
     PullRequestBody, PullRequestDelivery, PullRequestInfo, PullRequestState, marker, render,
 };
+pub use reply::followup_reply;
 pub use repo::{RepoRef, serving_forge};

@@ -459,6 +459,22 @@ function renderTask(d) {
     delivery.appendChild(table([["decision", dl.decision], ["branch", dl.branch], ["commit", dl.commit], ["pushed", dl.pushed ? "yes" : "no"],
       ["push error", dl.push_error]].filter((r) => r[1] != null)));
   } else delivery.appendChild(el("div", "muted", "not delivered"));
+  // Its pull request and the follow-ups that continue it (issue 39).
+  if (d.pull_request && d.pull_request.url) {
+    const pr = d.pull_request;
+    const a = el("a", "", "#" + pr.number + " (" + pr.state + (pr.draft ? ", draft" : "") + ")");
+    a.href = pr.url;
+    a.id = "t-pull-request";
+    delivery.appendChild(table([["pull request", a]]));
+  }
+  const taskLink = (id) => { const a = el("a", "", id); a.href = "/task/" + encodeURIComponent(id); return a; };
+  if (d.parent) delivery.appendChild(table([["follow-up of", taskLink(d.parent)]]));
+  if (Array.isArray(d.followups) && d.followups.length) {
+    const list = el("div");
+    list.id = "t-followups";
+    d.followups.forEach((id, i) => { if (i) list.appendChild(document.createTextNode(", ")); list.appendChild(taskLink(id)); });
+    delivery.appendChild(table([["follow-ups", list]]));
+  }
 
   const diff = section(root, "Changes");
   diff.id = "t-diff";

@@ -100,6 +100,7 @@ pub fn detail(
             .unwrap_or_else(|| json!([])),
         "risk": field("risk"),
         "delivery": field("delivery"),
+        "pull_request": field("pull_request"),
         "approval": approval,
         "summary": field("summary"),
         "error": field("error"),

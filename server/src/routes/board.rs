@@ -366,7 +366,7 @@ async fn task_detail(state: &Shared, id: &TaskId) -> Result<Value, ApiError> {
         };
         let files = diff::files(report, text.as_deref());
         let stages = detail::stages(&events, task.finished_at_ms);
-        return Ok(detail::detail(
+        let mut value = detail::detail(
             &card,
             &task.prompt,
             report,
@@ -374,7 +374,9 @@ async fn task_detail(state: &Shared, id: &TaskId) -> Result<Value, ApiError> {
             approval.as_ref().map(approval_json),
             &files,
             note,
-        ));
+        );
+        super::tasks::add_lineage(&mut value, queue.as_ref(), &task).await?;
+        return Ok(value);
     }
     let (record, store, repo) = local::find(state.composition.as_ref(), state.roots.dirs(), id)
         .await

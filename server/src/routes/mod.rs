@@ -20,6 +20,9 @@ mod queue_approvals;
 mod runs;
 mod tasks;
 mod web;
+mod webhooks;
+#[cfg(test)]
+mod webhooks_tests;
 
 use axum::Router;
 use axum::middleware::from_fn_with_state;
@@ -32,7 +35,7 @@ const BODY_LIMIT: usize = 4 * 1024 * 1024;
 
 /// Every area's routes: the page, the board, runs and their events, the queue's tasks,
 /// approvals, the seed's chat, health and metrics.
-const AREAS: [fn() -> Router<Shared>; 11] = [
+const AREAS: [fn() -> Router<Shared>; 12] = [
     web::routes,
     board::routes,
     board_events::routes,
@@ -44,6 +47,7 @@ const AREAS: [fn() -> Router<Shared>; 11] = [
     chat::routes,
     approvals::routes,
     permissions::routes,
+    webhooks::routes,
 ];
 
 pub fn router(state: Shared) -> Router {

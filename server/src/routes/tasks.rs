@@ -131,12 +131,46 @@ pub async fn show(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let id = task_id(&id)?;
-    let task = find(&*queue(&state)?, &id).await?;
+    let queue = queue(&state)?;
+    let task = find(&*queue, &id).await?;
     let mut value = serde_json::to_value(&task).unwrap_or_default();
     if let Some(pull_request) = pull_request(&value) {
         value["pull_request"] = pull_request;
     }
+    add_lineage(&mut value, &*queue, &task).await?;
     Ok(Json(value))
+}
+
+/// Sets `parent` (the task a follow-up continues) and `followups` (the tasks that continue
+/// it, oldest first) on a task's JSON (issue 39).
+///
+/// # Errors
+/// When the queue cannot be read.
+pub(crate) async fn add_lineage(
+    value: &mut Value,
+    queue: &dyn TaskQueue,
+    task: &QueuedTask,
+) -> Result<(), ApiError> {
+    if let Some(of) = forge_app::forges::known::options_of(task).followup {
+        value["parent"] = json!(of.parent);
+    }
+    let all = queue.tasks(2_000).await.map_err(queue_error)?;
+    value["followups"] = json!(followups_of(&all, &task.task_id));
+    Ok(())
+}
+
+/// The ids of the follow-ups of task `id`, oldest first.
+fn followups_of(tasks: &[QueuedTask], id: &TaskId) -> Vec<TaskId> {
+    let mut found: Vec<&QueuedTask> = tasks
+        .iter()
+        .filter(|t| {
+            forge_app::forges::known::options_of(t)
+                .followup
+                .is_some_and(|of| &of.parent == id)
+        })
+        .collect();
+    found.sort_by_key(|t| t.submitted_at_ms);
+    found.into_iter().map(|t| t.task_id.clone()).collect()
 }
 
 /// The task's pull request from its report (issue 39): `{url, number, state, draft}`, once

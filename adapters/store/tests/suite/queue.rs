@@ -26,6 +26,15 @@ async fn share_links_keep_the_contract() {
 }
 
 #[tokio::test]
+async fn forge_deliveries_keep_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("queue.db");
+    let a = SqliteStore::open(&path).unwrap();
+    let b = SqliteStore::open(&path).unwrap();
+    forge_testkit::forge_deliveries_contract::check(&a, &b).await;
+}
+
+#[tokio::test]
 async fn permission_requests_keep_the_contract() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("queue.db");

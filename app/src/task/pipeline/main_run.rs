@@ -30,8 +30,10 @@ pub(super) async fn main_run(
     report: &mut Reporter,
 ) -> Result<MainRun, Stopped> {
     task.main_prompt = Some(prompt.clone());
+    // A follow-up's main run resumes its parent's session (where the CLI can).
+    let resume = task.req.run_template.resume_session_id.clone();
     let run = task
-        .agent_run(CycleKind::Main, prompt, None, model, report)
+        .agent_run(CycleKind::Main, prompt, resume, model, report)
         .await;
     let main_failed = run.result.status == ExecutionStatus::Error;
     ending.summary = Some(run.result.content.clone()).filter(|s| !s.is_empty());

@@ -73,8 +73,18 @@ pub(super) async fn open(
         Some(r) => repo.join(r),
         None => repo.join(WORKTREES_DIR),
     };
-    let worktree = root.join(task_id.as_str());
-    let branch = task_id.branch();
+    let worktree = match &req.branch {
+        Some(branch) => continued_worktree(pipeline, &root, branch)
+            .await
+            .unwrap_or_else(|| root.join(task_id.as_str())),
+        None => root.join(task_id.as_str()),
+    };
+    let branch = req.branch.clone().unwrap_or_else(|| task_id.branch());
+    if req.branch.is_some() {
+        // The continued branch exists (a mirror's copy of the remote's, or the parent's
+        // own); the work tree starts it again at `base`, its head.
+        let _ = pipeline.ports.vcs.delete_branch(&repo, &branch).await;
+    }
     if req.task_id.is_some() {
         clear_earlier_attempt(pipeline, req, &repo, &worktree, &branch, &task_id).await?;
     }
@@ -109,6 +119,16 @@ pub(super) async fn open(
         plan,
         warm,
     })
+}
+
+/// A follow-up runs in its parent's work-tree path when that is free (the parent's tree was
+/// removed once delivered): a CLI that keys its sessions by working directory (claude's
+/// `~/.claude/projects/<cwd>`, gemini's project hash) finds the parent's session there.
+async fn continued_worktree(pipeline: &TaskPipeline, root: &Path, branch: &str) -> Option<PathBuf> {
+    let parent = TaskId::new(branch.strip_prefix("forge/")?).ok()?;
+    let path = root.join(parent.as_str());
+    let taken = pipeline.ports.files.list(root).await.ok()?.contains(&path);
+    (!taken).then_some(path)
 }
 
 /// A task whose id was given may have run here before (a worker that died, its task

@@ -58,6 +58,10 @@ pub struct SubmitArgs {
     /// Push the task branch after committing
     #[arg(long)]
     pub push: bool,
+    /// Deliver as a pull request on the repository's forge (the worker's `task run
+    /// --pull-request`)
+    #[arg(long)]
+    pub pull_request: bool,
     #[command(flatten)]
     pub brief: TaskBriefArgs,
     /// Permission mode of the agent runs [default: bypass; ask: its requests wait in the
@@ -117,6 +121,9 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
         goal_description: args.brief.goal_description,
         permission_mode: args.permission_mode.and_then(value_name),
         context_files,
+        followup: None,
+        closes: None,
+        pull_request: args.pull_request,
     };
     let max_attempts = match args.max_attempts {
         Some(n) => n,

@@ -101,6 +101,23 @@ pub async fn open_with_shares(
     }
 }
 
+/// The store that remembers the forges' deliveries, beside the queue at `url`.
+///
+/// # Errors
+/// [`Failure`] when the queue's database cannot be opened.
+pub async fn open_deliveries(url: &str) -> Result<Arc<dyn forge_ports::ForgeDeliveries>, Failure> {
+    match parse_url(url)? {
+        QueueUrl::Postgres(url) => Ok(Arc::new(PgQueue::connect(&url).await.map_err(failure)?)),
+        QueueUrl::Sqlite(path) => {
+            let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
+                .await
+                .map_err(|e| Failure::Other(anyhow::anyhow!("opening the queue: {e}")))?
+                .map_err(failure)?;
+            Ok(Arc::new(store))
+        }
+    }
+}
+
 /// A queue error as a command failure: a bad request is a usage error (exit 2), an
 /// unreachable or broken queue exit 1.
 pub fn failure(e: ForgeError) -> Failure {

@@ -32,6 +32,26 @@ pub fn task_run_args(
     if options.push {
         args.push("--push".into());
     }
+    if options.pull_request || options.followup.is_some() || options.closes.is_some() {
+        args.push("--pull-request".into());
+    }
+    if let Some(n) = options.closes {
+        args.extend(["--closes".into(), n.to_string()]);
+    }
+    if let Some(of) = &options.followup {
+        // The parent's branch is the base and the head: the commit is a fast-forward.
+        args.extend(["--continue-branch".into(), of.branch.clone()]);
+        if let Some(session) = &of.session {
+            args.extend(["--resume-session".into(), session.clone()]);
+        }
+        match of.reply_to {
+            Some(comment) => args.extend(["--reply-to".into(), comment.to_string()]),
+            None => args.push("--reply".into()),
+        }
+        if let Some(thread) = &of.thread {
+            args.extend(["--reply-thread".into(), thread.clone()]);
+        }
+    }
     for (n, file) in options.context_files.iter().enumerate() {
         let base = std::path::Path::new(&file.name).file_name().map_or_else(
             || "context.md".to_owned(),

@@ -25,6 +25,8 @@ pub(super) struct CliComposition {
     pub metrics: Arc<PrometheusMetrics>,
     /// The queue's store on `serve --queue`, else the serve directory's.
     pub permissions: Arc<dyn PermissionRequests>,
+    /// The webhooks' path, with `--queue` and a forge whose token is set.
+    pub feedback: Option<Arc<forge_app::forges::ForgeFeedback>>,
 }
 
 #[async_trait]
@@ -86,5 +88,9 @@ impl Composition for CliComposition {
             Failure::Config(e) => e,
             other => ConfigError::new("permissions", "permissions", other.to_string()),
         })
+    }
+
+    fn forge_feedback(&self) -> Option<Arc<forge_app::forges::ForgeFeedback>> {
+        self.feedback.clone()
     }
 }

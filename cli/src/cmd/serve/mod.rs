@@ -73,6 +73,11 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         None => crate::permissions::local_store(&std::env::current_dir()?)?,
     };
     let _sweep = crate::permissions::sweep(Arc::clone(&permissions));
+    // Webhooks become queued follow-ups: only with a queue.
+    let feedback = match (&queue_url, &queue) {
+        (Some(url), Some((queue, _))) => super::forge::feedback(url, Arc::clone(queue)).await?,
+        _ => None,
+    };
     // The real runtime with Prometheus metrics in place of the no-op ones.
     let metrics = Arc::new(PrometheusMetrics::new());
     let mut runtime = compose::runtime();
@@ -84,6 +89,7 @@ pub async fn run(args: ServeArgs) -> Result<u8, Failure> {
         composition: Arc::new(CliComposition {
             metrics,
             permissions,
+            feedback,
         }),
         sink,
         queue,

@@ -77,6 +77,7 @@ pub fn task_request(
         repo,
         provider: choice.provider,
         run_template,
+        branch: None,
         model: choice.model,
         fix_model: choice.fix_model,
         validation: task_config.validation,

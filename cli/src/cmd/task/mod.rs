@@ -178,6 +178,26 @@ pub struct TaskRunArgs {
     /// task's, so a task taken over after a lost worker is recognised when delivered)
     #[arg(long, value_name = "ID", hide = true)]
     pub task_id: Option<String>,
+    /// A follow-up (issue 39): continue this branch (the parent's `forge/<id>`, also the
+    /// base) instead of a new one, so the commit is a fast-forward of its pull request
+    #[arg(long, value_name = "BRANCH", hide = true)]
+    pub continue_branch: Option<String>,
+    /// A follow-up: the main run resumes this agent session (the parent task's)
+    #[arg(long, value_name = "SESSION", hide = true)]
+    pub resume_session: Option<String>,
+    /// A follow-up: answer in the thread of this review comment once pushed (else on the
+    /// pull request)
+    #[arg(long, value_name = "COMMENT", hide = true)]
+    pub reply_to: Option<u64>,
+    /// GitLab's discussion id of `--reply-to`
+    #[arg(long, value_name = "THREAD", hide = true)]
+    pub reply_thread: Option<String>,
+    /// Answer on the pull request once pushed (a follow-up without a thread)
+    #[arg(long, hide = true)]
+    pub reply: bool,
+    /// The pull request closes this issue (`Closes #N`): a task queued from an issue
+    #[arg(long, value_name = "N")]
+    pub closes: Option<u64>,
     /// The task; `-` or absent: read it from stdin
     pub task: Option<String>,
 }

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use forge_app::delivery::Delivery;
+use forge_app::delivery::{Delivery, FollowupReply};
 use forge_app::task::TaskRequest;
 use forge_domain::task::TaskId;
 
@@ -116,6 +116,12 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let mut template = agent.request("");
     template.provider = provider.clone();
     apply_request_defaults(&config, &mut template);
+    if let Some(session) = &args.resume_session {
+        template.resume_session_id = Some(
+            forge_domain::SessionId::new(session.clone())
+                .map_err(|e| Failure::Usage(format!("--resume-session: {e}")))?,
+        );
+    }
     template.permission_mode = Some(permission_mode);
     crate::cmd::run::refuse_unaskable(&agent, &template)?;
     let section = config.provider(&provider_name);
@@ -133,6 +139,11 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let cache = task_config.cache.clone();
     let mut request = execute::task_request(spec, repo, choice, template, task_config);
     request.task_id = task_id;
+    request.branch.clone_from(&args.continue_branch);
+    let reply = (args.reply || args.reply_to.is_some()).then(|| FollowupReply {
+        comment_id: args.reply_to,
+        thread: args.reply_thread.clone(),
+    });
     // Delivery (store, gate, commit/push or approval): in the local repository, or in
     // forge's cache of a URL with the branch pushed to the URL.
     let deliver = if args.no_deliver {
@@ -145,6 +156,7 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         if args.pull_request {
             delivery = crate::cmd::pull_request::attach(delivery, &url.cache, &request.repo)?;
         }
+        let delivery = delivery.for_feedback(args.closes, reply.clone());
         if let Some(found) = delivered_before(&delivery, &request).await? {
             print_delivered_before(&found, args.json);
             return Ok(exit::SUCCESS);
@@ -154,7 +166,8 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         let repo = crate::cmd::delivery::repo_root(&flags.workdir)?;
         let delivery = crate::cmd::delivery::open(&repo, args.push.then_some(true)).await?;
         let remote = delivery.settings().remote.clone();
-        let delivery = crate::cmd::pull_request::attach(delivery, &repo, &remote)?;
+        let delivery = crate::cmd::pull_request::attach(delivery, &repo, &remote)?
+            .for_feedback(args.closes, reply);
         Deliver::Using(Box::new(delivery))
     } else {
         Deliver::To {
