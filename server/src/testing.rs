@@ -18,6 +18,8 @@ use crate::composition::{Composition, ConfigOverrides, OpenError};
 pub struct TestComposition {
     /// Where permission requests are kept (`None`: nowhere).
     pub permissions: Option<Arc<dyn PermissionRequests>>,
+    /// The forges' webhooks path (`None`: webhooks are not taken).
+    pub feedback: Option<Arc<forge_app::forges::ForgeFeedback>>,
 }
 
 #[async_trait]
@@ -79,6 +81,10 @@ impl Composition for TestComposition {
 
     fn permission_store(&self) -> Option<Arc<dyn PermissionRequests>> {
         self.permissions.clone()
+    }
+
+    fn forge_feedback(&self) -> Option<Arc<forge_app::forges::ForgeFeedback>> {
+        self.feedback.clone()
     }
 }
 

@@ -33,6 +33,7 @@ async fn start() -> Server {
         runtime: runtime(),
         composition: Arc::new(TestComposition {
             permissions: Some(store.clone() as Arc<dyn PermissionRequests>),
+            ..TestComposition::default()
         }),
         sink: None,
         queue: None,

@@ -2,61 +2,20 @@
 //! the forge's signature; a forged or missing one is 401 and nothing is queued; a malformed
 //! payload 400; a repository no forge serves 202; a redelivery acts once.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use forge_adapter_store::SqliteStore;
 use forge_adapter_webhooks::{Webhooks, github_signature};
-use forge_app::ProviderRegistry;
-use forge_app::config::{ConfigError, EffectiveConfig};
-use forge_app::delivery::Delivery;
 use forge_app::forges::{FeedbackParts, FeedbackSettings, ForgeEndpoint, ForgeFeedback};
 use forge_domain::forges::{GithubRole, Permission, default_github};
-use forge_domain::{ForgeError, Redactor};
-use forge_ports::{EnvSnapshot, TaskQueue, TaskStore};
+use forge_ports::TaskQueue;
 use forge_testkit::fakes::{MemoryForge, SequentialIds};
 use serde_json::{Value, json};
 
-use crate::composition::{Composition, ConfigOverrides, OpenError};
 use crate::testing::{TestComposition, runtime};
 use crate::{Roots, ServerParts, ServerState, router};
 
 const SECRET: &[u8] = b"hook-s3cret";
-
-/// The server's test composition with a feedback path.
-struct WithFeedback(Arc<ForgeFeedback>);
-
-#[async_trait]
-impl Composition for WithFeedback {
-    fn config(&self, o: &ConfigOverrides) -> Result<EffectiveConfig, ConfigError> {
-        TestComposition.config(o)
-    }
-    fn registry(&self) -> ProviderRegistry {
-        TestComposition.registry()
-    }
-    fn redactor(&self) -> Redactor {
-        TestComposition.redactor()
-    }
-    fn environment(&self) -> EnvSnapshot {
-        TestComposition.environment()
-    }
-    async fn delivery(&self, repo: &Path) -> Result<Delivery, OpenError> {
-        TestComposition.delivery(repo).await
-    }
-    fn task_store_file(&self) -> &'static str {
-        TestComposition.task_store_file()
-    }
-    async fn open_task_store(&self, db: PathBuf) -> Result<Arc<dyn TaskStore>, ForgeError> {
-        TestComposition.open_task_store(db).await
-    }
-    fn encode_metrics(&self) -> String {
-        TestComposition.encode_metrics()
-    }
-    fn forge_feedback(&self) -> Option<Arc<ForgeFeedback>> {
-        Some(Arc::clone(&self.0))
-    }
-}
 
 struct Server {
     base: String,
@@ -86,7 +45,10 @@ async fn start() -> Server {
         roots: Roots::new(&[dir.path().to_path_buf()]).unwrap(),
         token: Some("api-token".into()),
         runtime: runtime(),
-        composition: Arc::new(WithFeedback(Arc::new(feedback))),
+        composition: Arc::new(TestComposition {
+            feedback: Some(Arc::new(feedback)),
+            ..TestComposition::default()
+        }),
         sink: None,
         queue: Some((queue.clone(), queue.clone())),
     });
