@@ -166,7 +166,8 @@ mod tests {
         check(
             "--group tasks",
             "error: unknown group \"tasks\": cases, retry_events, resume_cost, serve, web, \
-             mcp, rate_limit, auto, task, warm, delivery, review, acp, queue, queue_serve, sandbox, demo",
+             mcp, rate_limit, auto, task, warm, delivery, gitlab, review, acp, queue, queue_serve, \
+             sandbox, permissions, demo",
         );
     }
 

@@ -201,36 +201,7 @@ fn rest(state: &mut GithubState, method: &str, s: &[&str], query: &str, body: &V
                 .collect();
             answer(200, Value::Array(found))
         }
-        ("POST", ["pulls"]) => {
-            let head = text("head");
-            if state
-                .pulls
-                .iter()
-                .any(|p| p.repo == repo && p.head == head && p.state == "open")
-            {
-                return answer(
-                    422,
-                    json!({"message": "Validation Failed", "errors": [{"resource": "PullRequest", "code": "custom",
-                        "message": format!("A pull request already exists for {owner}:{head}.")}]}),
-                );
-            }
-            let n = state.number(&repo);
-            let pull = FakePull {
-                repo: repo.clone(),
-                number: n,
-                node_id: format!("PR_kw{n:06}"),
-                head,
-                base: text("base"),
-                title: text("title"),
-                body: text("body"),
-                draft: body.get("draft").and_then(Value::as_bool).unwrap_or(false),
-                state: "open".into(),
-                merged: false,
-            };
-            let json = pull_json(&pull);
-            state.pulls.push(pull);
-            answer(201, json)
-        }
+        ("POST", ["pulls"]) => open_pull(state, &repo, owner, body),
         ("GET" | "PATCH", ["pulls", n]) => {
             let Some(p) = state
                 .pulls
@@ -272,30 +243,7 @@ fn rest(state: &mut GithubState, method: &str, s: &[&str], query: &str, body: &V
             answer(200, paged(list, query))
         }
         ("POST", ["pulls", n, "comments", c, "replies"]) => {
-            let (n, c) = (number(n), number(c));
-            let Some(root) = state
-                .review_comments
-                .iter()
-                .find(|rc| rc.repo == repo && rc.number == n && rc.id == c)
-                .cloned()
-            else {
-                return not_found();
-            };
-            let id = state.id();
-            let reply = super::state::FakeReviewComment {
-                id,
-                repo,
-                number: n,
-                review_id: None,
-                path: root.path,
-                line: root.line,
-                body: text("body"),
-                in_reply_to: Some(root.in_reply_to.unwrap_or(root.id)),
-                author: "forge-bot".into(),
-            };
-            let json = review_comment_json(&reply);
-            state.review_comments.push(reply);
-            answer(201, json)
+            reply_in_thread(state, repo, number(n), number(c), body)
         }
         ("GET", ["pulls", n, "comments"]) => {
             let list = state
@@ -364,6 +312,79 @@ fn rest(state: &mut GithubState, method: &str, s: &[&str], query: &str, body: &V
             not_found()
         }
     }
+}
+
+/// `POST /repos/{owner}/{repo}/pulls`: one open pull request per head, as GitHub refuses a
+/// second with 422.
+fn open_pull(state: &mut GithubState, repo: &str, owner: &str, body: &Value) -> Response {
+    let head = text_of(body, "head");
+    if state
+        .pulls
+        .iter()
+        .any(|p| p.repo == repo && p.head == head && p.state == "open")
+    {
+        return answer(
+            422,
+            json!({"message": "Validation Failed", "errors": [{"resource": "PullRequest", "code": "custom",
+                "message": format!("A pull request already exists for {owner}:{head}.")}]}),
+        );
+    }
+    let n = state.number(repo);
+    let pull = FakePull {
+        repo: repo.to_owned(),
+        number: n,
+        node_id: format!("PR_kw{n:06}"),
+        head,
+        base: text_of(body, "base"),
+        title: text_of(body, "title"),
+        body: text_of(body, "body"),
+        draft: body.get("draft").and_then(Value::as_bool).unwrap_or(false),
+        state: "open".into(),
+        merged: false,
+    };
+    let json = pull_json(&pull);
+    state.pulls.push(pull);
+    answer(201, json)
+}
+
+/// `POST …/pulls/{n}/comments/{c}/replies`: a reply in the thread of review comment `c`.
+fn reply_in_thread(
+    state: &mut GithubState,
+    repo: String,
+    n: u64,
+    c: u64,
+    body: &Value,
+) -> Response {
+    let Some(root) = state
+        .review_comments
+        .iter()
+        .find(|rc| rc.repo == repo && rc.number == n && rc.id == c)
+        .cloned()
+    else {
+        return not_found();
+    };
+    let id = state.id();
+    let reply = super::state::FakeReviewComment {
+        id,
+        repo,
+        number: n,
+        review_id: None,
+        path: root.path,
+        line: root.line,
+        body: text_of(body, "body"),
+        in_reply_to: Some(root.in_reply_to.unwrap_or(root.id)),
+        author: "forge-bot".into(),
+    };
+    let json = review_comment_json(&reply);
+    state.review_comments.push(reply);
+    answer(201, json)
+}
+
+fn text_of(body: &Value, key: &str) -> String {
+    body.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// GitHub's two draft mutations, by node id.

@@ -180,16 +180,22 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         outcome,
         undelivered,
     } = execute::execute(agent, request, &cache, args.json, deliver).await?;
+    Ok(report(&outcome, undelivered, args.json, push_asked))
+}
+
+/// Prints the task's report and says how it ended: a delivery that failed, or a push asked
+/// for that did not happen, is an error, not a footnote.
+fn report(outcome: &TaskOutcome, undelivered: Option<Failure>, json: bool, push_asked: bool) -> u8 {
     let mut out = std::io::stdout().lock();
-    if args.json {
-        let _ = write_json_pretty(&mut out, &outcome);
+    if json {
+        let _ = write_json_pretty(&mut out, outcome);
     } else {
         let style = Style::detect(std::io::stdout().is_terminal());
-        let _ = out.write_all(render::report_with_delivery(&outcome, style).as_bytes());
+        let _ = out.write_all(render::report_with_delivery(outcome, style).as_bytes());
     }
     if let Some(failure) = undelivered {
         let _ = writeln!(std::io::stderr(), "error: delivery failed: {failure}");
-        return Ok(exit::RUN_ERROR);
+        return exit::RUN_ERROR;
     }
     // A push that was asked for and did not happen is an error, not a footnote.
     if let Some(error) = outcome
@@ -202,9 +208,9 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
             std::io::stderr(),
             "error: --push asked for, but the push failed (the commit is kept): {error}"
         );
-        return Ok(exit::RUN_ERROR);
+        return exit::RUN_ERROR;
     }
-    Ok(exit_code(&outcome))
+    exit_code(outcome)
 }
 
 /// A task on a URL is delivered in forge's cache of the repository (cloned or fetched
