@@ -30,7 +30,7 @@ use super::{Ctx, ServerProcess, say};
 pub(super) const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The cases, in the order each agent runs them.
-const CASES: [&str; 9] = [
+const CASES: [&str; 8] = [
     "perm_allow",
     "perm_deny",
     "perm_session",
@@ -39,7 +39,6 @@ const CASES: [&str; 9] = [
     "perm_terminal",
     "perm_serve",
     "perm_board",
-    "perm_queue",
 ];
 
 /// codex's and gemini's own CLIs: `ask` refused, naming their ACP agents.
@@ -132,8 +131,6 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
                 .filter(|c| ctx.scenarios.contains(c))
                 // One browser flow is enough: the board shows every agent's requests alike.
                 .filter(|c| *c != "perm_board" || agent.label == "claude")
-                // One queued task too: the queue carries every agent's requests alike.
-                .filter(|c| *c != "perm_queue" || agent.label == "claude")
                 .collect();
             std::thread::spawn(move || {
                 cases
@@ -417,7 +414,6 @@ fn run_case(suite: &Suite, agent: Agent, case: &str) -> anyhow::Result<()> {
         "perm_terminal" => super::permissions_surfaces::terminal(suite, agent),
         "perm_serve" => super::permissions_surfaces::serve(suite, agent),
         "perm_board" => super::permissions_board::board(suite, agent),
-        "perm_queue" => super::permissions_queue::queued(suite, agent),
         other => bail!("unknown case {other}"),
     }
 }
