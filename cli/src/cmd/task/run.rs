@@ -116,12 +116,7 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let mut template = agent.request("");
     template.provider = provider.clone();
     apply_request_defaults(&config, &mut template);
-    if let Some(session) = &args.resume_session {
-        template.resume_session_id = Some(
-            forge_domain::SessionId::new(session.clone())
-                .map_err(|e| Failure::Usage(format!("--resume-session: {e}")))?,
-        );
-    }
+    template.resume_session_id = resume_session(args.resume_session.as_deref())?;
     template.permission_mode = Some(permission_mode);
     crate::cmd::run::refuse_unaskable(&agent, &template)?;
     let section = config.provider(&provider_name);
@@ -181,6 +176,15 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         undelivered,
     } = execute::execute(agent, request, &cache, args.json, deliver).await?;
     Ok(report(&outcome, undelivered, args.json, push_asked))
+}
+
+/// `--resume-session`: the follow-up continues its parent's agent session.
+fn resume_session(id: Option<&str>) -> Result<Option<forge_domain::SessionId>, Failure> {
+    id.map(|id| {
+        forge_domain::SessionId::new(id.to_owned())
+            .map_err(|e| Failure::Usage(format!("--resume-session: {e}")))
+    })
+    .transpose()
 }
 
 /// Prints the task's report and says how it ended: a delivery that failed, or a push asked
