@@ -41,8 +41,6 @@ mod compose;
 mod config_load;
 mod egress;
 mod exit;
-pub mod npm_install;
-pub mod offline;
 mod output;
 mod permissions;
 mod prompt;
@@ -59,6 +57,9 @@ pub use compose::{agent_builder, environment_redactor, event_sink, registry, run
 pub use config_load::load_config;
 pub use exit::{Failure, exit_code_of};
 pub use forge_adapter_git::GitCli;
+/// The pinned CLIs and their offline settings (`demo`, the e2e suite), re-exported so the
+/// paths `forge_cli::offline` and `forge_cli::npm_install` stay.
+pub use forge_adapter_offline::{self as offline, npm_install};
 
 /// The clap command (for man pages and completions).
 pub fn command() -> clap::Command {

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::usage::Usage;
 
+pub mod shipped;
+
 /// USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ModelPrice {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::offline::{PinnedCli, npm_install_args};
+use crate::{PinnedCli, npm_install_args};
 
 /// An install about to start: what and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,8 +47,8 @@ pub struct InstallFailed {
     pub output: String,
 }
 
-/// Which pinned packages a caller needs: [`crate::offline::missing_clis`] for the demo,
-/// [`crate::offline::missing_clis_and_agents`] for the e2e suite (the ACP agents too).
+/// Which pinned packages a caller needs: [`crate::missing_clis`] for the demo,
+/// [`crate::missing_clis_and_agents`] for the e2e suite (the ACP agents too).
 pub type MissingPins = fn(&Path) -> Vec<PinnedCli>;
 
 /// What [`install`] would install into `clis_dir`; `None` when every pinned package is there.

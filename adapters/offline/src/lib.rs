@@ -16,6 +16,8 @@
 //! library call in a running process) uses [`CodexHome::Fixed`]: one pre-created home,
 //! private to that caller.
 
+pub mod npm_install;
+
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -295,7 +297,7 @@ impl OfflineProvider {
             copy_user_auth: self.copy_user_auth,
             model: self.model.clone(),
             // The shipped table, as a run configured from files gets it.
-            pricing: forge_app::config::shipped_pricing(),
+            pricing: forge_domain::pricing::shipped::shipped_pricing(),
             ..ProviderSettings::default()
         }
     }
