@@ -16,6 +16,7 @@
 mod approvals;
 mod connect;
 mod forge_deliveries;
+mod session_archives;
 mod listen;
 mod migrate;
 mod password;

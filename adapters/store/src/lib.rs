@@ -8,6 +8,7 @@
 
 mod error;
 mod forge_deliveries;
+mod session_archives;
 mod location;
 mod migrate;
 mod open;
