@@ -43,7 +43,10 @@ pub trait SessionArchives: Send + Sync {
 /// [`ForgeError::InvalidRequest`] saying what is wrong.
 pub fn storable(archive: &SessionArchive) -> Result<String, ForgeError> {
     archive.check().map_err(|e| ForgeError::InvalidRequest {
-        reason: format!("session {} of {}: {e}", archive.session_id, archive.provider),
+        reason: format!(
+            "session {} of {}: {e}",
+            archive.session_id, archive.provider
+        ),
     })?;
     serde_json::to_string(archive).map_err(|e| ForgeError::InvalidRequest {
         reason: format!("session {}: {e}", archive.session_id),

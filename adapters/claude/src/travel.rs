@@ -56,7 +56,13 @@ impl SessionTravel for ClaudeSessions {
         let own = projects(home).join(project_key(&workdir.to_string_lossy()));
         // The work tree's own key first, then any project directory (claude's cut keys).
         let mut dirs = vec![own.clone()];
-        dirs.extend(files.list(&projects(home)).await?.into_iter().filter(|d| *d != own));
+        dirs.extend(
+            files
+                .list(&projects(home))
+                .await?
+                .into_iter()
+                .filter(|d| *d != own),
+        );
         for dir in dirs {
             let path = dir.join(&name);
             if let Some(bytes) = files.read(&path).await? {
@@ -125,11 +131,20 @@ mod tests {
         let a = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let b = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let files = FsFiles::new();
-        let at = a.path().join(".claude/projects/-tmp-trv-w-c1").join(format!("{SESSION}.jsonl"));
-        files.write(&at, TRANSCRIPT.as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
+        let at = a
+            .path()
+            .join(".claude/projects/-tmp-trv-w-c1")
+            .join(format!("{SESSION}.jsonl"));
+        files
+            .write(&at, TRANSCRIPT.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         // Another session and another project's file are not taken.
         let other = a.path().join(".claude/projects/-tmp-trv-w-c1/other.jsonl");
-        files.write(&other, b"{}").await.unwrap_or_else(|e| panic!("{e}"));
+        files
+            .write(&other, b"{}")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let session = SessionId::new(SESSION).unwrap_or_else(|e| panic!("{e}"));
         let archive = ClaudeSessions
             .export_session(&files, &session, Path::new("/tmp/trv/w.c1"), a.path())
@@ -144,7 +159,10 @@ mod tests {
             .import_session(&files, &archive, Path::new("/srv/b/wt.7"), b.path())
             .await
             .unwrap_or_else(|e| panic!("{e}"));
-        let moved = b.path().join(".claude/projects/-srv-b-wt-7").join(format!("{SESSION}.jsonl"));
+        let moved = b
+            .path()
+            .join(".claude/projects/-srv-b-wt-7")
+            .join(format!("{SESSION}.jsonl"));
         let text = String::from_utf8(files.read(&moved).await.ok().flatten().unwrap_or_default())
             .unwrap_or_default();
         assert!(text.contains(r#""cwd":"/srv/b/wt.7""#), "{text}");
@@ -164,7 +182,10 @@ mod tests {
             provider: "codex".into(),
             session_id: SESSION.into(),
             workdir: "/w".into(),
-            files: vec![SessionFile { path: "x".into(), text: String::new() }],
+            files: vec![SessionFile {
+                path: "x".into(),
+                text: String::new(),
+            }],
         };
         let refused = ClaudeSessions
             .import_session(&files, &foreign, Path::new("/w"), a.path())

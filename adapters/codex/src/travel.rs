@@ -132,7 +132,12 @@ mod tests {
         let name = format!("rollout-2026-11-28T05-40-35-{THREAD}.jsonl");
         let write = |path: PathBuf, text: &'static str| {
             let files = files;
-            async move { files.write(&path, text.as_bytes()).await.unwrap_or_else(|e| panic!("{e}")) }
+            async move {
+                files
+                    .write(&path, text.as_bytes())
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"))
+            }
         };
         write(day.join(&name), META).await;
         // Another thread, the auth file and a state database stay behind.
@@ -155,7 +160,14 @@ mod tests {
             .unwrap_or_default();
         assert!(text.contains(r#""cwd":"/srv/b/wt""#), "{text}");
         assert!(text.contains(r#"["/srv/b/wt"]"#), "{text}");
-        assert_eq!(files.read(&b.path().join(".codex/auth.json")).await.ok().flatten(), None);
+        assert_eq!(
+            files
+                .read(&b.path().join(".codex/auth.json"))
+                .await
+                .ok()
+                .flatten(),
+            None
+        );
     }
 
     #[tokio::test]

@@ -82,8 +82,8 @@ async fn chats(
             continue;
         };
         let text = text_of(&path, bytes)?;
-        let first: Value = serde_json::from_str(text.lines().next().unwrap_or_default())
-            .unwrap_or_default();
+        let first: Value =
+            serde_json::from_str(text.lines().next().unwrap_or_default()).unwrap_or_default();
         if first.get("sessionId").and_then(Value::as_str) == Some(session) {
             found.push((path, text));
         }
@@ -112,7 +112,10 @@ async fn free_slug(
         }
     }
     Err(ForgeError::InvalidRequest {
-        reason: format!("no free gemini project name like {wanted:?} in {}", tmp.display()),
+        reason: format!(
+            "no free gemini project name like {wanted:?} in {}",
+            tmp.display()
+        ),
     })
 }
 
@@ -203,7 +206,8 @@ impl SessionTravel for GeminiSessions {
         let chats = dir.join("tmp").join(&slug).join("chats");
         for file in &archive.files {
             let name = file.path.rsplit('/').next().unwrap_or(&file.path);
-            let text = rewrite_workdir(&file.text, &archive.workdir, &to).replace(&old_hash, &new_hash);
+            let text =
+                rewrite_workdir(&file.text, &archive.workdir, &to).replace(&old_hash, &new_hash);
             files.write(&chats.join(name), text.as_bytes()).await?;
         }
         register(files, home, &to, &slug).await
@@ -243,16 +247,27 @@ mod tests {
         let b = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let files = FsFiles::new();
         let put = |path: PathBuf, text: String| async move {
-            FsFiles::new().write(&path, text.as_bytes()).await.unwrap_or_else(|e| panic!("{e}"));
+            FsFiles::new()
+                .write(&path, text.as_bytes())
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
         };
         let tmp = a.path().join(".gemini/tmp");
         put(tmp.join("wg1/.project_root"), "/tmp/trv/wg1".into()).await;
         put(tmp.join("wg1/chats").join(CHAT), chat()).await;
         // Another session of the project, and settings, stay behind.
-        put(tmp.join("wg1/chats/session-2026-11-28T05-50-aaaaaaaa.jsonl"), "{}".into()).await;
+        put(
+            tmp.join("wg1/chats/session-2026-11-28T05-50-aaaaaaaa.jsonl"),
+            "{}".into(),
+        )
+        .await;
         put(a.path().join(".gemini/settings.json"), "{}".into()).await;
         // On the other machine, `wg1` is taken by another project.
-        put(b.path().join(".gemini/tmp/wg1/.project_root"), "/elsewhere".into()).await;
+        put(
+            b.path().join(".gemini/tmp/wg1/.project_root"),
+            "/elsewhere".into(),
+        )
+        .await;
         put(
             b.path().join(".gemini/projects.json"),
             r#"{"projects":{"/elsewhere":"wg1"}}"#.into(),
@@ -272,18 +287,31 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let read = |p: PathBuf| async move {
-            String::from_utf8(FsFiles::new().read(&p).await.ok().flatten().unwrap_or_default())
-                .unwrap_or_default()
+            String::from_utf8(
+                FsFiles::new()
+                    .read(&p)
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+            )
+            .unwrap_or_default()
         };
         let g = b.path().join(".gemini");
         assert_eq!(read(g.join("tmp/wg1-1/.project_root")).await, "/srv/b/wt");
-        assert_eq!(read(g.join("history/wg1-1/.project_root")).await, "/srv/b/wt");
+        assert_eq!(
+            read(g.join("history/wg1-1/.project_root")).await,
+            "/srv/b/wt"
+        );
         let moved = read(g.join("tmp/wg1-1/chats").join(CHAT)).await;
         assert!(moved.contains(&project_hash("/srv/b/wt")), "{moved}");
         assert!(moved.contains("  - /srv/b/wt\\n"), "{moved}");
         let registry: Value =
             serde_json::from_str(&read(g.join("projects.json")).await).unwrap_or_default();
-        assert_eq!(registry, json!({"projects": {"/elsewhere": "wg1", "/srv/b/wt": "wg1-1"}}));
+        assert_eq!(
+            registry,
+            json!({"projects": {"/elsewhere": "wg1", "/srv/b/wt": "wg1-1"}})
+        );
         assert_eq!(read(g.join("settings.json")).await, "");
     }
 }

@@ -16,13 +16,13 @@
 mod approvals;
 mod connect;
 mod forge_deliveries;
-mod session_archives;
 mod listen;
 mod migrate;
 mod password;
 mod permissions;
 mod queue;
 mod rows;
+mod session_archives;
 mod shares;
 mod tls;
 

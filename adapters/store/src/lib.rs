@@ -8,7 +8,6 @@
 
 mod error;
 mod forge_deliveries;
-mod session_archives;
 mod location;
 mod migrate;
 mod open;
@@ -16,6 +15,7 @@ mod permissions;
 mod queue;
 mod queue_approvals;
 mod rows;
+mod session_archives;
 mod shares;
 mod store;
 

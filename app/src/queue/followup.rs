@@ -38,7 +38,11 @@ pub fn followup_options(task: &QueuedTask) -> Result<(String, TaskOptions), Foll
         return Err(FollowupRefusal::NotSucceeded(id, task.state.as_str()));
     }
     let report = task.report.clone().unwrap_or_default();
-    if report.pointer("/delivery/commit").and_then(Value::as_str).is_none() {
+    if report
+        .pointer("/delivery/commit")
+        .and_then(Value::as_str)
+        .is_none()
+    {
         return Err(FollowupRefusal::NoCommit(id));
     }
     let options = options_of(task);
@@ -50,7 +54,11 @@ pub fn followup_options(task: &QueuedTask) -> Result<(String, TaskOptions), Foll
         Some(of) => (of.parent.clone(), of.branch.clone(), of.number),
         None => (task.task_id.clone(), task.task_id.branch(), None),
     };
-    let number = number.or_else(|| report.pointer("/pull_request/number").and_then(Value::as_u64));
+    let number = number.or_else(|| {
+        report
+            .pointer("/pull_request/number")
+            .and_then(Value::as_u64)
+    });
     let session = session_of(&report);
     let followup = FollowupOf {
         parent: root,
@@ -117,14 +125,21 @@ mod tests {
 
     #[test]
     fn a_follow_up_continues_the_branch_and_the_session() {
-        let parent = task("q-1", QueueState::Succeeded, json!({"push": true, "provider": "claude"}),
-            Some(delivered("s-1")));
+        let parent = task(
+            "q-1",
+            QueueState::Succeeded,
+            json!({"push": true, "provider": "claude"}),
+            Some(delivered("s-1")),
+        );
         let (repo, options) = followup_options(&parent).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(repo, "https://git.example/r.git");
         assert_eq!(options.base.as_deref(), Some("forge/q-1"));
         assert_eq!(options.provider.as_deref(), Some("codex"));
         let of = options.followup.unwrap_or_else(|| panic!("no followup"));
-        assert_eq!((of.parent.as_str(), of.branch.as_str()), ("q-1", "forge/q-1"));
+        assert_eq!(
+            (of.parent.as_str(), of.branch.as_str()),
+            ("q-1", "forge/q-1")
+        );
         assert_eq!((of.session.as_deref(), of.number), (Some("s-1"), None));
     }
 
@@ -132,10 +147,18 @@ mod tests {
     fn a_follow_up_of_a_follow_up_stays_in_the_family() {
         let options = json!({"push": true, "followup": {"parent": "q-1",
             "branch": "forge/q-1", "number": 7, "session": "s-1"}});
-        let second = task("q-2", QueueState::Succeeded, options, Some(delivered("s-1")));
+        let second = task(
+            "q-2",
+            QueueState::Succeeded,
+            options,
+            Some(delivered("s-1")),
+        );
         let (_, options) = followup_options(&second).unwrap_or_else(|e| panic!("{e}"));
         let of = options.followup.unwrap_or_else(|| panic!("no followup"));
-        assert_eq!((of.parent.as_str(), of.branch.as_str(), of.number), ("q-1", "forge/q-1", Some(7)));
+        assert_eq!(
+            (of.parent.as_str(), of.branch.as_str(), of.number),
+            ("q-1", "forge/q-1", Some(7))
+        );
     }
 
     #[test]
@@ -148,12 +171,21 @@ mod tests {
             FollowupRefusal::NotSucceeded("q-1".into(), "running"),
         );
         check(
-            task("q-1", QueueState::Succeeded, json!({"push": true}),
-                Some(json!({"delivery": {"approval_id": "ap-1"}}))),
+            task(
+                "q-1",
+                QueueState::Succeeded,
+                json!({"push": true}),
+                Some(json!({"delivery": {"approval_id": "ap-1"}})),
+            ),
             FollowupRefusal::NoCommit("q-1".into()),
         );
         check(
-            task("q-1", QueueState::Succeeded, json!({}), Some(delivered("s-1"))),
+            task(
+                "q-1",
+                QueueState::Succeeded,
+                json!({}),
+                Some(delivered("s-1")),
+            ),
             FollowupRefusal::NotPushed("q-1".into()),
         );
     }

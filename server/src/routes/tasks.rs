@@ -36,7 +36,10 @@ pub(super) fn routes() -> axum::Router<Shared> {
         .route("/v1/tasks", post(submit).get(list))
         .route("/v1/tasks/{id}", get(show).delete(cancel))
         .route("/v1/tasks/{id}/events", get(events))
-        .route("/v1/tasks/{id}/followups", post(super::tasks_followup::followup))
+        .route(
+            "/v1/tasks/{id}/followups",
+            post(super::tasks_followup::followup),
+        )
 }
 
 /// How long a stream waits for a task's next event before it looks again (a notification

@@ -14,10 +14,10 @@ use anyhow::Context;
 use forge_testkit::postgres::FreshDb;
 use serde_json::Value;
 
+use super::Ctx;
 use super::case_run::Suite;
 use super::queue::{final_status, forge, git, git_out, per_provider, prepare_case_of, submit};
 use super::summary::Verdict;
-use super::Ctx;
 
 const CASE: &str = "travel_followup";
 const SCENARIO: &str = "travel";
@@ -54,17 +54,33 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
     let first = submit(suite, (&submitter, env), &db.url, &repo, provider, FIRST)?;
     let parent = final_status(suite, &submitter, env, &db.url, &first)?;
     drop(worker_a);
-    ensure("the task succeeded", parent["state"] == "succeeded", &parent)?;
+    ensure(
+        "the task succeeded",
+        parent["state"] == "succeeded",
+        &parent,
+    )?;
     ensure("on worker a", parent["worker"] == "a", &parent)?;
     let report = &parent["report"];
-    ensure("its session was kept", report["session_travel"]["exported"] == true, report)?;
+    ensure(
+        "its session was kept",
+        report["session_travel"]["exported"] == true,
+        report,
+    )?;
     let session = last_session(report).context("the task's report names no session")?;
     let first_commit = git_out(&bare, &["rev-parse", &format!("forge/{first}")])?;
 
     // Worker B, another machine, takes the follow-up.
     let _worker_b = case.start_worker(suite, &db.url, "b")?;
     let out = forge(suite, &submitter, env)
-        .args(["task", "submit", "--queue", &db.url, "--follow-up", &first, "--json"])
+        .args([
+            "task",
+            "submit",
+            "--queue",
+            &db.url,
+            "--follow-up",
+            &first,
+            "--json",
+        ])
         .arg(FOLLOW_UP)
         .output()?;
     anyhow::ensure!(
@@ -77,11 +93,19 @@ fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Resul
         .unwrap_or_default()
         .to_owned();
     let status = final_status(suite, &submitter, env, &db.url, &second)?;
-    ensure("the follow-up succeeded", status["state"] == "succeeded", &status)?;
+    ensure(
+        "the follow-up succeeded",
+        status["state"] == "succeeded",
+        &status,
+    )?;
     ensure("on worker b", status["worker"] == "b", &status)?;
     let report = &status["report"];
     let travel = &report["session_travel"];
-    ensure("the parent's session was resumed", travel["resumed"] == true, report)?;
+    ensure(
+        "the parent's session was resumed",
+        travel["resumed"] == true,
+        report,
+    )?;
     ensure(
         "the session resumed is the parent's",
         travel["resumed_session"] == session.as_str(),
@@ -128,21 +152,42 @@ fn carries_first_conversation(log: &Path) -> anyhow::Result<()> {
 /// (trailers `Forge-Task: <first>` and `<second>`), and no branch of the follow-up's own.
 fn fast_forward(bare: &Path, first: &str, second: &str, first_commit: &str) -> anyhow::Result<()> {
     let branch = format!("forge/{first}");
-    let log = git_out(bare, &["log", "--format=%H %P%n%B%x1e", &format!("main..{branch}")])?;
-    let commits: Vec<&str> = log.split('\u{1e}').map(str::trim).filter(|c| !c.is_empty()).collect();
+    let log = git_out(
+        bare,
+        &["log", "--format=%H %P%n%B%x1e", &format!("main..{branch}")],
+    )?;
+    let commits: Vec<&str> = log
+        .split('\u{1e}')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
     anyhow::ensure!(commits.len() == 2, "{branch} above main: {log}");
     anyhow::ensure!(
         commits[0].contains(&format!("Forge-Task: {second}")),
         "the tip is not the follow-up's commit: {log}"
     );
     anyhow::ensure!(
-        commits[0].lines().next().unwrap_or_default().ends_with(first_commit),
+        commits[0]
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .ends_with(first_commit),
         "the follow-up's commit is not on top of the parent's ({first_commit}): {log}"
     );
-    git(bare, &["merge-base", "--is-ancestor", first_commit, &branch])?;
+    git(
+        bare,
+        &["merge-base", "--is-ancestor", first_commit, &branch],
+    )?;
     let notes = git_out(bare, &["show", &format!("{branch}:notes.txt")])?;
     anyhow::ensure!(notes.contains("42"), "notes.txt: {notes}");
-    let branches = git_out(bare, &["for-each-ref", "--format=%(refname:short)", "refs/heads/forge/"])?;
+    let branches = git_out(
+        bare,
+        &[
+            "for-each-ref",
+            "--format=%(refname:short)",
+            "refs/heads/forge/",
+        ],
+    )?;
     anyhow::ensure!(branches.trim() == branch, "task branches: {branches}");
     Ok(())
 }

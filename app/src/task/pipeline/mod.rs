@@ -125,7 +125,15 @@ impl TaskPipeline {
         let arrived = travel::arrive(self, &mut req, provider.as_ref(), &worktree).await;
         let task = task::Task::new(self, &req, opened, started, cancel);
         let mut outcome = task.run(&mut report).await;
-        travel::leave(self, &req, provider.as_ref(), &worktree, &mut outcome, arrived).await;
+        travel::leave(
+            self,
+            &req,
+            provider.as_ref(),
+            &worktree,
+            &mut outcome,
+            arrived,
+        )
+        .await;
         Ok(outcome)
     }
 

@@ -25,13 +25,13 @@ pub(super) async fn arrive(
     provider: &dyn Provider,
     worktree: &Path,
 ) -> Option<SessionTravel> {
-    let import = req.session_travel.import.take()?;
+    let brought = req.session_travel.import.take()?;
     let session = req.run_template.resume_session_id.clone()?;
     let mut note = SessionTravel {
         resumed_session: Some(session.to_string()),
         ..SessionTravel::default()
     };
-    let imported = match import {
+    let imported = match brought {
         Ok(archive) => import(pipeline, req, provider, &archive, &session, worktree).await,
         Err(why) => Err(why),
     };
@@ -181,16 +181,18 @@ async fn export(
         .ok()
         .flatten()
         .and_then(|r| r.home);
-    let home = match (&settings.home, ran_in) {
-        (Some(home), _) | (None, Some(home)) => home.clone(),
-        (None, None) => user_home(req).map_err(|e| e.to_string())?,
+    let home = match settings.home.clone().or(ran_in) {
+        Some(home) => home,
+        None => user_home(req).map_err(|e| e.to_string())?,
     };
     let files = pipeline.ports.files.as_ref();
     let archive = travel
         .export_session(files, &session, worktree, &home)
         .await
         .map_err(|e| format!("exporting session {session}: {e}"))?;
-    archive.check().map_err(|e| format!("session {session}: {e}"))?;
+    archive
+        .check()
+        .map_err(|e| format!("session {session}: {e}"))?;
     let json = serde_json::to_vec(&archive).map_err(|e| e.to_string())?;
     files
         .write(path, &json)

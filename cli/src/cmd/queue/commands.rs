@@ -142,7 +142,15 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
             .unwrap_or(DEFAULT_MAX_ATTEMPTS),
     };
     let queue = open(&args.queue.url()?).await?;
-    queue_submission(queue.as_ref(), repo, prompt, &options, max_attempts, args.json).await
+    queue_submission(
+        queue.as_ref(),
+        repo,
+        prompt,
+        &options,
+        max_attempts,
+        args.json,
+    )
+    .await
 }
 
 /// Submits a task under a new id and prints the id.
@@ -174,8 +182,8 @@ async fn queue_submission(
 /// task's repository and options.
 async fn submit_followup(args: &SubmitArgs, parent: &str) -> Result<u8, Failure> {
     let prompt = read_prompt(args.task.as_deref())?;
-    let id = TaskId::new(parent.to_owned())
-        .map_err(|e| Failure::Usage(format!("--follow-up: {e}")))?;
+    let id =
+        TaskId::new(parent.to_owned()).map_err(|e| Failure::Usage(format!("--follow-up: {e}")))?;
     let queue = open(&args.queue.url()?).await?;
     let task = queue
         .task(&id)
@@ -191,7 +199,15 @@ async fn submit_followup(args: &SubmitArgs, parent: &str) -> Result<u8, Failure>
         options.permission_mode = Some(mode);
     }
     let max_attempts = args.max_attempts.unwrap_or(task.max_attempts);
-    queue_submission(queue.as_ref(), repo, prompt, &options, max_attempts, args.json).await
+    queue_submission(
+        queue.as_ref(),
+        repo,
+        prompt,
+        &options,
+        max_attempts,
+        args.json,
+    )
+    .await
 }
 
 fn parse_id(id: &str) -> Result<TaskId, Failure> {

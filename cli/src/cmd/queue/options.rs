@@ -34,7 +34,10 @@ pub fn task_run_args(
     }
     // A follow-up of a pull request delivers to it (a follow-up by hand of a task without
     // one delivers as its parent did).
-    let on_pull_request = options.followup.as_ref().is_some_and(|of| of.number.is_some());
+    let on_pull_request = options
+        .followup
+        .as_ref()
+        .is_some_and(|of| of.number.is_some());
     if options.pull_request || on_pull_request || options.closes.is_some() {
         args.push("--pull-request".into());
     }

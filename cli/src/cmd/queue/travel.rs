@@ -73,7 +73,11 @@ async fn archive_file(
 }
 
 /// Stores the session `task run` exported in `cwd` with `task`; the event that says so.
-pub async fn store(task: &QueuedTask, sessions: &dyn SessionArchives, cwd: &Path) -> Option<TaskEvent> {
+pub async fn store(
+    task: &QueuedTask,
+    sessions: &dyn SessionArchives,
+    cwd: &Path,
+) -> Option<TaskEvent> {
     let bytes = std::fs::read(export_path(cwd)).ok()?;
     let stored = match serde_json::from_slice::<SessionArchive>(&bytes) {
         Ok(archive) => sessions

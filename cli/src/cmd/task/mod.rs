@@ -191,7 +191,13 @@ pub struct TaskRunArgs {
     pub import_session: Option<PathBuf>,
     /// A follow-up whose parent session cannot be brought here: why (the report says it, and
     /// a new session is given the conversation)
-    #[arg(long, value_name = "REASON", hide = true, requires = "resume_session", conflicts_with = "import_session")]
+    #[arg(
+        long,
+        value_name = "REASON",
+        hide = true,
+        requires = "resume_session",
+        conflicts_with = "import_session"
+    )]
     pub session_unavailable: Option<String>,
     /// The parent's task (a file), given to a new session when the parent's cannot resume
     #[arg(long, value_name = "FILE", hide = true)]
