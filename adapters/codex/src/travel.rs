@@ -131,7 +131,6 @@ mod tests {
         let day = a.path().join(".codex/sessions/2026/11/28");
         let name = format!("rollout-2026-11-28T05-40-35-{THREAD}.jsonl");
         let write = |path: PathBuf, text: &'static str| {
-            let files = files;
             async move {
                 files
                     .write(&path, text.as_bytes())
