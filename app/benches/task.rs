@@ -148,6 +148,7 @@ fn main() {
             worktree_root: None,
             cache_dir: base.join("cache"),
             env: Default::default(),
+            session_travel: Default::default(),
         };
         let t = Instant::now();
         let outcome = rt

@@ -27,6 +27,7 @@ pub mod request;
 pub mod result;
 pub mod review;
 pub mod sandbox;
+pub mod session_archive;
 pub mod share;
 pub mod shared_text;
 pub mod status;

@@ -327,6 +327,13 @@ pub trait Provider: Send + Sync {
         None
     }
 
+    /// How this CLI's sessions travel to another machine (issue 39): `None` when it cannot
+    /// resume a session elsewhere (a follow-up then starts a new session given the
+    /// conversation). Default: `None`.
+    fn session_travel(&self) -> Option<&dyn crate::session_travel::SessionTravel> {
+        None
+    }
+
     /// Checks install, version range and authentication. Never fails: problems are reported
     /// in the [`Detection`] with hints.
     async fn detect(&self, runner: &dyn ProcessRunner, env: &EnvSnapshot) -> Detection;

@@ -50,6 +50,7 @@ mod server;
 pub(crate) use server::listening_on;
 mod summary;
 pub mod task;
+mod travel;
 pub mod warm;
 pub mod web;
 mod web_board;
@@ -204,6 +205,12 @@ pub const GROUPS: &[Group] = &[
         about: "`serve --queue`: a task run by a worker process streams over SSE, resumed by Last-Event-ID",
         scenarios: queue_serve::names,
         run: queue_serve::run,
+    },
+    Group {
+        name: "travel",
+        about: "the agent session travels with the task: worker A runs a task and stops, worker B (another HOME) takes its `task submit --follow-up` and resumes the same session, a fast-forward on the same branch",
+        scenarios: travel::names,
+        run: travel::run,
     },
     Group {
         name: "sandbox",

@@ -22,6 +22,7 @@ pub mod provider;
 pub mod result;
 mod run_cost;
 pub mod tools;
+pub mod travel;
 pub mod wire;
 
 pub use argv::DEFAULT_BINARY;

@@ -33,6 +33,10 @@ impl ClaudeProvider {
 impl Provider for ClaudeProvider {
     forge_adapter_support::provider_basics!(id: crate::provider_id(), install_hint: hints::INSTALL);
 
+    fn session_travel(&self) -> Option<&dyn forge_ports::SessionTravel> {
+        Some(&crate::travel::ClaudeSessions)
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             // In stream mode (`--include-partial-messages`); whole blocks in run mode.

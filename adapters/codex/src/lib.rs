@@ -18,6 +18,7 @@ mod result;
 mod retry;
 pub mod rollout;
 pub mod tools;
+pub mod travel;
 mod wire;
 
 use std::sync::Arc;

@@ -94,6 +94,10 @@ impl CodexProvider {
 impl Provider for CodexProvider {
     forge_adapter_support::provider_basics!(id: crate::provider_id(), install_hint: INSTALL_HINT);
 
+    fn session_travel(&self) -> Option<&dyn forge_ports::SessionTravel> {
+        Some(&crate::travel::CodexSessions)
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             // `exec --json` prints agent messages whole, never token deltas.

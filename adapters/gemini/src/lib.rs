@@ -46,6 +46,7 @@ mod result;
 pub mod retries;
 pub mod stderr;
 pub mod tools;
+pub mod travel;
 pub mod wire;
 
 use std::sync::Arc;

@@ -54,6 +54,10 @@ impl GeminiProvider {
 impl Provider for GeminiProvider {
     forge_adapter_support::provider_basics!(id: crate::provider_id(), install_hint: INSTALL_HINT);
 
+    fn session_travel(&self) -> Option<&dyn forge_ports::SessionTravel> {
+        Some(&crate::travel::GeminiSessions)
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             streams_text_deltas: true,

@@ -22,6 +22,7 @@ mod password;
 mod permissions;
 mod queue;
 mod rows;
+mod session_archives;
 mod shares;
 mod tls;
 

@@ -51,6 +51,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "007_forge_deliveries",
         sql: include_str!("../migrations/007_forge_deliveries.sql"),
     },
+    Migration {
+        version: 8,
+        name: "008_session_archives",
+        sql: include_str!("../migrations/008_session_archives.sql"),
+    },
 ];
 
 /// Any number fixed for forge: workers connecting at once take turns applying migrations.

@@ -15,6 +15,7 @@ mod permissions;
 mod queue;
 mod queue_approvals;
 mod rows;
+mod session_archives;
 mod shares;
 mod store;
 

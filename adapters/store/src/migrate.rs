@@ -58,6 +58,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "008_forge_deliveries",
         sql: include_str!("../migrations/008_forge_deliveries.sql"),
     },
+    Migration {
+        version: 9,
+        name: "009_session_archives",
+        sql: include_str!("../migrations/009_session_archives.sql"),
+    },
 ];
 
 /// Applies the migrations `conn` has not seen. Each runs in an IMMEDIATE transaction that

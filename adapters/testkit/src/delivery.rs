@@ -129,5 +129,6 @@ pub fn outcome(id: &str, worktree: &Path, score: u8, files: &[&str]) -> TaskOutc
         context_files: Vec::new(),
         sandbox: None,
         pull_request: None,
+        session_travel: None,
     }
 }

@@ -18,5 +18,6 @@ pub mod procs;
 pub mod props;
 pub mod queue_contract;
 pub mod reorder;
+pub mod session_archives_contract;
 pub mod share_contract;
 pub mod tcp_proxy;

@@ -77,7 +77,7 @@ impl ForgeFeedback {
             followup: Some(FollowupOf {
                 parent: parent.clone(),
                 branch,
-                number,
+                number: Some(number),
                 session: family.session.as_ref().map(|(s, _)| s.clone()),
                 provider: family.session.as_ref().map(|(_, p)| p.clone()),
                 reply_to,

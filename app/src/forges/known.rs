@@ -132,7 +132,7 @@ fn text(report: &Value, pointer: &str) -> Option<String> {
 }
 
 /// The last cycle's session and the report's provider.
-fn session_of(report: &Value) -> Option<(String, String)> {
+pub(crate) fn session_of(report: &Value) -> Option<(String, String)> {
     let provider = text(report, "/provider")?;
     let session = report
         .get("cycles")?

@@ -58,8 +58,10 @@ pub struct FollowupOf {
     pub parent: TaskId,
     /// `forge/<parent>`: the pull request's head.
     pub branch: String,
-    /// The pull request's number.
-    pub number: u64,
+    /// The pull request's number; `None`: a follow-up asked by hand of a task delivered
+    /// without one (`task submit --follow-up`), or whose pull request is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<u64>,
     /// The parent's agent session, resumed by the worker where the CLI can.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,

@@ -18,4 +18,4 @@ pub mod warm;
 
 pub use gc::{GcReport, gc, trim_caches};
 pub use pipeline::{TaskPipeline, TaskPorts, WORKTREES_DIR};
-pub use request::{Stage, TaskProgress, TaskRequest};
+pub use request::{SessionTravelPlan, Stage, TaskProgress, TaskRequest};

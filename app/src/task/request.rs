@@ -37,6 +37,22 @@ pub struct TaskRequest {
     pub cache_dir: PathBuf,
     /// The environment the provider's availability check sees.
     pub env: EnvSnapshot,
+    /// The agent session's travel (issue 39): the parent's session to import before a
+    /// follow-up's main run, and where to keep this task's session for its follow-ups.
+    pub session_travel: SessionTravelPlan,
+}
+
+/// What a task does with agent sessions that travel between machines (issue 39).
+#[derive(Debug, Clone, Default)]
+pub struct SessionTravelPlan {
+    /// A follow-up's parent session: its archive to import into this machine's CLI home
+    /// for the work tree, or why there is none (the session then cannot be resumed here).
+    /// `None`: nothing to import (a session resumed is looked for where it ran).
+    pub import: Option<Result<forge_domain::session_archive::SessionArchive, String>>,
+    /// The parent's task, given to a new session when the parent's cannot be resumed.
+    pub parent_task: Option<String>,
+    /// Where to write this task's last agent session as an archive, after its runs.
+    pub export_to: Option<PathBuf>,
 }
 
 /// The pipeline's stages, in order.

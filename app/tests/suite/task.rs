@@ -151,6 +151,7 @@ fn request(repo: &Path, validation: ValidationConfig, limits: TaskLimits) -> Tas
         worktree_root: None,
         cache_dir: repo.join("cache"),
         env: Default::default(),
+        session_travel: Default::default(),
     }
 }
 

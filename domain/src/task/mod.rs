@@ -23,6 +23,7 @@ pub mod risk;
 pub mod risk_score;
 pub mod spec;
 pub mod status;
+pub mod travel;
 pub mod validation;
 
 pub use buildcache::{CacheKind, CacheState, StepCache};

@@ -71,6 +71,10 @@ pub struct TaskOutcome {
     /// state, draft}`, or why it could not be opened yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<crate::forges::PullRequestDelivery>,
+    /// The agent session's travel (issue 39): a follow-up's parent session resumed here or
+    /// not (and why), this task's session kept for its follow-ups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_travel: Option<super::travel::SessionTravel>,
 }
 
 /// The same value under the name the issue's report section uses.
@@ -231,6 +235,7 @@ pub(crate) mod tests {
             context_files: Vec::new(),
             sandbox: None,
             pull_request: None,
+            session_travel: None,
         }
     }
 

@@ -19,6 +19,7 @@ mod permissions_tests;
 mod queue_approvals;
 mod runs;
 mod tasks;
+mod tasks_followup;
 mod web;
 mod webhooks;
 #[cfg(test)]

@@ -36,19 +36,23 @@ pub(super) fn routes() -> axum::Router<Shared> {
         .route("/v1/tasks", post(submit).get(list))
         .route("/v1/tasks/{id}", get(show).delete(cancel))
         .route("/v1/tasks/{id}/events", get(events))
+        .route(
+            "/v1/tasks/{id}/followups",
+            post(super::tasks_followup::followup),
+        )
 }
 
 /// How long a stream waits for a task's next event before it looks again (a notification
 /// lost while the database was away costs at most this).
 const EVENT_WAIT_MS: u64 = 1_000;
 
-fn queue(state: &Shared) -> Result<Arc<dyn TaskQueue>, ApiError> {
+pub(super) fn queue(state: &Shared) -> Result<Arc<dyn TaskQueue>, ApiError> {
     state.queue.clone().ok_or_else(|| {
         ApiError::not_found("no task queue: start serve with --queue URL (or [queue] url)")
     })
 }
 
-fn task_id(id: &str) -> Result<TaskId, ApiError> {
+pub(super) fn task_id(id: &str) -> Result<TaskId, ApiError> {
     TaskId::new(id).map_err(|e| ApiError::bad_request(format!("task id: {e}")))
 }
 

@@ -133,7 +133,7 @@ mod tests {
     fn groups_and_scenarios_select_as_documented() {
         let everything = "cases[*] retry_events[*] resume_cost[*] serve[*] web[*] mcp[*] \
                           rate_limit[*] auto[*] task[*] warm[*] delivery[*] gitlab[*] review[*] acp[*] \
-                          queue[*] queue_serve[*] sandbox[*] permissions[*] demo[*]";
+                          queue[*] queue_serve[*] travel[*] sandbox[*] permissions[*] demo[*]";
         check("", everything);
         check("-p codex", everything);
         // -s alone: the groups owning the names, narrowed to them.
@@ -167,7 +167,7 @@ mod tests {
             "--group tasks",
             "error: unknown group \"tasks\": cases, retry_events, resume_cost, serve, web, \
              mcp, rate_limit, auto, task, warm, delivery, gitlab, review, acp, queue, queue_serve, \
-             sandbox, permissions, demo",
+             travel, sandbox, permissions, demo",
         );
     }
 

@@ -33,6 +33,14 @@ async fn forge_deliveries_keep_the_contract() {
 }
 
 #[tokio::test]
+async fn session_archives_keep_the_contract() {
+    let db = FreshDb::create().await;
+    let a = PgQueue::connect(&db.url).await.unwrap();
+    let b = PgQueue::connect(&db.url).await.unwrap();
+    forge_testkit::session_archives_contract::check(&a, &b).await;
+}
+
+#[tokio::test]
 async fn permission_requests_keep_the_contract() {
     let db = FreshDb::create().await;
     let a = Arc::new(PgQueue::connect(&db.url).await.unwrap());

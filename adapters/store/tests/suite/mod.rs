@@ -48,4 +48,4 @@ pub(crate) fn entry(name: &str, at: u64, action: AuditAction) -> AuditEntry {
 }
 
 /// The schema version a freshly opened file is at.
-pub(crate) const LATEST: u32 = 8;
+pub(crate) const LATEST: u32 = 9;

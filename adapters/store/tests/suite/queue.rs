@@ -35,6 +35,15 @@ async fn forge_deliveries_keep_the_contract() {
 }
 
 #[tokio::test]
+async fn session_archives_keep_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("queue.db");
+    let a = SqliteStore::open(&path).unwrap();
+    let b = SqliteStore::open(&path).unwrap();
+    forge_testkit::session_archives_contract::check(&a, &b).await;
+}
+
+#[tokio::test]
 async fn permission_requests_keep_the_contract() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("queue.db");

@@ -129,6 +129,7 @@ fn outcome(task: &Task<'_>, class: Classified, ending: Ending) -> TaskOutcome {
         context_files: ending.context_files,
         sandbox: task.pipeline.sandbox(),
         pull_request: None,
+        session_travel: None,
         sandbox_denied,
     }
 }

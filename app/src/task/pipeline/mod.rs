@@ -35,6 +35,7 @@ mod instructions;
 mod main_run;
 mod plan;
 mod task;
+mod travel;
 mod workspace;
 
 use std::sync::Arc;
@@ -118,9 +119,22 @@ impl TaskPipeline {
         let clock = self.agent.runtime().clock.clone();
         let started = clock.monotonic_ms();
         let mut report = task::Reporter::new(progress, clock, started);
+        let mut req = req;
         let opened = workspace::open(self, &req, &mut report).await?;
+        let (provider, worktree) = (opened.provider.clone(), opened.worktree.clone());
+        let arrived = travel::arrive(self, &mut req, provider.as_ref(), &worktree).await;
         let task = task::Task::new(self, &req, opened, started, cancel);
-        Ok(task.run(&mut report).await)
+        let mut outcome = task.run(&mut report).await;
+        travel::leave(
+            self,
+            &req,
+            provider.as_ref(),
+            &worktree,
+            &mut outcome,
+            arrived,
+        )
+        .await;
+        Ok(outcome)
     }
 
     fn step_runner(&self, req: &TaskRequest) -> StepRunner {

@@ -44,8 +44,14 @@ pub struct SubmitArgs {
     #[command(flatten)]
     pub queue: QueueFlag,
     /// The repository URL every worker clones or fetches
-    #[arg(long, value_name = "URL")]
-    pub repo: String,
+    #[arg(long, value_name = "URL", required_unless_present = "follow_up")]
+    pub repo: Option<String>,
+    /// Follow up this queued task: its branch gets a new commit (a fast-forward, on the same
+    /// pull request when it has one) by its agent session, resumed on whichever worker
+    /// takes it (the session travels through the queue); repository, provider and delivery
+    /// are the task's
+    #[arg(long, value_name = "TASK_ID", conflicts_with_all = ["repo", "provider", "base"])]
+    pub follow_up: Option<String>,
     /// Provider to run the task with [default: the worker's configuration]
     #[arg(long, short = 'p', value_name = "ID")]
     pub provider: Option<String>,
@@ -95,7 +101,11 @@ fn value_name(arg: impl clap::ValueEnum) -> Option<String> {
 }
 
 pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
-    if args.repo.trim().is_empty() {
+    if let Some(parent) = &args.follow_up {
+        return submit_followup(&args, parent).await;
+    }
+    let repo = args.repo.clone().unwrap_or_default();
+    if repo.trim().is_empty() {
         return Err(Failure::Usage(
             "--repo: the repository URL is empty".to_owned(),
         ));
@@ -132,20 +142,72 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
             .unwrap_or(DEFAULT_MAX_ATTEMPTS),
     };
     let queue = open(&args.queue.url()?).await?;
+    queue_submission(
+        queue.as_ref(),
+        repo,
+        prompt,
+        &options,
+        max_attempts,
+        args.json,
+    )
+    .await
+}
+
+/// Submits a task under a new id and prints the id.
+async fn queue_submission(
+    queue: &dyn TaskQueue,
+    repo: String,
+    prompt: String,
+    options: &TaskOptions,
+    max_attempts: u32,
+    json: bool,
+) -> Result<u8, Failure> {
     let run_id = forge_adapter_telemetry::UuidV7Ids::new().run_id();
     let task_id = TaskId::new(format!("q-{run_id}"))
         .map_err(|e| Failure::Other(anyhow::anyhow!("a new task id: {e}")))?;
     let submission =
-        forge_app::queue::submission(task_id, args.repo, prompt, &options, Some(max_attempts))
+        forge_app::queue::submission(task_id, repo, prompt, options, Some(max_attempts))
             .map_err(|e| Failure::Usage(e.to_string()))?;
     let task = queue.submit(&submission).await.map_err(failure)?;
     let mut out = std::io::stdout().lock();
-    if args.json {
+    if json {
         let _ = write_json_pretty(&mut out, &serde_json::json!({"task_id": task.task_id}));
     } else {
         let _ = writeln!(out, "{}", task.task_id);
     }
     Ok(exit::SUCCESS)
+}
+
+/// `task submit --follow-up TASK_ID`: a follow-up of a queued task (issue 39), with the
+/// task's repository and options.
+async fn submit_followup(args: &SubmitArgs, parent: &str) -> Result<u8, Failure> {
+    let prompt = read_prompt(args.task.as_deref())?;
+    let id =
+        TaskId::new(parent.to_owned()).map_err(|e| Failure::Usage(format!("--follow-up: {e}")))?;
+    let queue = open(&args.queue.url()?).await?;
+    let task = queue
+        .task(&id)
+        .await
+        .map_err(failure)?
+        .ok_or_else(|| Failure::Usage(format!("--follow-up: no task {id} in the queue")))?;
+    let (repo, mut options) = forge_app::queue::followup_options(&task)
+        .map_err(|e| Failure::Usage(format!("--follow-up: {e}")))?;
+    if args.model.is_some() {
+        options.model.clone_from(&args.model);
+    }
+    if let Some(mode) = args.permission_mode.and_then(value_name) {
+        options.permission_mode = Some(mode);
+    }
+    let max_attempts = args.max_attempts.unwrap_or(task.max_attempts);
+    queue_submission(
+        queue.as_ref(),
+        repo,
+        prompt,
+        &options,
+        max_attempts,
+        args.json,
+    )
+    .await
 }
 
 fn parse_id(id: &str) -> Result<TaskId, Failure> {

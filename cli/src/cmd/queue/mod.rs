@@ -9,6 +9,7 @@ pub(crate) mod config;
 pub(crate) mod options;
 pub(crate) mod progress;
 mod runner;
+mod travel;
 pub(crate) mod worker;
 
 use std::sync::Arc;
@@ -106,6 +107,23 @@ pub async fn open_with_shares(
 /// # Errors
 /// [`Failure`] when the queue's database cannot be opened.
 pub async fn open_deliveries(url: &str) -> Result<Arc<dyn forge_ports::ForgeDeliveries>, Failure> {
+    match parse_url(url)? {
+        QueueUrl::Postgres(url) => Ok(Arc::new(PgQueue::connect(&url).await.map_err(failure)?)),
+        QueueUrl::Sqlite(path) => {
+            let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
+                .await
+                .map_err(|e| Failure::Other(anyhow::anyhow!("opening the queue: {e}")))?
+                .map_err(failure)?;
+            Ok(Arc::new(store))
+        }
+    }
+}
+
+/// The agent sessions stored with the queue's tasks, beside the queue at `url` (issue 39).
+///
+/// # Errors
+/// [`Failure`] when the queue's database cannot be opened.
+pub async fn open_sessions(url: &str) -> Result<Arc<dyn forge_ports::SessionArchives>, Failure> {
     match parse_url(url)? {
         QueueUrl::Postgres(url) => Ok(Arc::new(PgQueue::connect(&url).await.map_err(failure)?)),
         QueueUrl::Sqlite(path) => {

@@ -32,7 +32,13 @@ pub fn task_run_args(
     if options.push {
         args.push("--push".into());
     }
-    if options.pull_request || options.followup.is_some() || options.closes.is_some() {
+    // A follow-up of a pull request delivers to it (a follow-up by hand of a task without
+    // one delivers as its parent did).
+    let on_pull_request = options
+        .followup
+        .as_ref()
+        .is_some_and(|of| of.number.is_some());
+    if options.pull_request || on_pull_request || options.closes.is_some() {
         args.push("--pull-request".into());
     }
     if let Some(n) = options.closes {
@@ -46,7 +52,8 @@ pub fn task_run_args(
         }
         match of.reply_to {
             Some(comment) => args.extend(["--reply-to".into(), comment.to_string()]),
-            None => args.push("--reply".into()),
+            None if on_pull_request => args.push("--reply".into()),
+            None => {}
         }
         if let Some(thread) = &of.thread {
             args.extend(["--reply-thread".into(), thread.clone()]);

@@ -38,6 +38,11 @@ pub struct TaskRunProcess {
     /// The queue's permission requests: those of a task whose `task run` ended (or was
     /// killed) are closed as cancelled, none left waiting on a process that is gone.
     pub permissions: Arc<dyn PermissionRequests>,
+    /// The queue: a follow-up's parent task (its prompt, for a new session).
+    pub queue: Arc<dyn forge_ports::TaskQueue>,
+    /// The agent sessions stored with the tasks (issue 39): a follow-up's parent session
+    /// read before `task run`, the task's own stored after.
+    pub sessions: Arc<dyn forge_ports::SessionArchives>,
 }
 
 impl TaskRunProcess {
@@ -69,6 +74,9 @@ impl QueuedTaskRunner for TaskRunProcess {
             Ok(a) => a,
             Err(e) => return Self::failed(format!("writing the context files: {e}")),
         };
+        args.extend(
+            super::travel::args(&options, self.queue.as_ref(), self.sessions.as_ref(), &cwd).await,
+        );
         // The queue's id is the pipeline's: branch, trailer and report agree with
         // `task status`, and a task taken over is recognised when already delivered.
         args.extend(["--task-id".into(), task.task_id.to_string()]);
@@ -132,6 +140,9 @@ impl QueuedTaskRunner for TaskRunProcess {
             Ok(exit) => exit,
             Err(e) => return Self::failed(format!("waiting for task run: {e}")),
         };
+        if let Some(event) = super::travel::store(task, self.sessions.as_ref(), &cwd).await {
+            let _ = events.send(event);
+        }
         let report = serde_json::from_str::<serde_json::Value>(report.trim()).ok();
         let error = match exit.code {
             Some(0 | 10) => None,

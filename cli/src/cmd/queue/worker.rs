@@ -134,8 +134,10 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
         runner: Arc::clone(&compose::runtime().runner),
         program,
         dir: worker_dir(&name),
-        queue_url: url,
+        queue_url: url.clone(),
         permissions,
+        queue: Arc::clone(&queue),
+        sessions: super::open_sessions(&url).await?,
     };
     let mut config = WorkerConfig::new(name.clone());
     config.holder = holder;

@@ -84,6 +84,7 @@ pub fn task_request(
         worktree_root: task_config.worktree_root,
         cache_dir: cache_dir(&env),
         env,
+        session_travel: Default::default(),
     }
 }
 

@@ -185,6 +185,27 @@ pub struct TaskRunArgs {
     /// A follow-up: the main run resumes this agent session (the parent task's)
     #[arg(long, value_name = "SESSION", hide = true)]
     pub resume_session: Option<String>,
+    /// A follow-up on another machine (issue 39): the parent's session archive (JSON, from
+    /// the queue's store), imported into this machine's CLI home before the main run
+    #[arg(long, value_name = "FILE", hide = true, requires = "resume_session")]
+    pub import_session: Option<PathBuf>,
+    /// A follow-up whose parent session cannot be brought here: why (the report says it, and
+    /// a new session is given the conversation)
+    #[arg(
+        long,
+        value_name = "REASON",
+        hide = true,
+        requires = "resume_session",
+        conflicts_with = "import_session"
+    )]
+    pub session_unavailable: Option<String>,
+    /// The parent's task (a file), given to a new session when the parent's cannot resume
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub parent_task_file: Option<PathBuf>,
+    /// After the task's runs, write its last agent session as an archive (JSON) here, for
+    /// its follow-ups on any machine
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub export_session: Option<PathBuf>,
     /// A follow-up: answer in the thread of this review comment once pushed (else on the
     /// pull request)
     #[arg(long, value_name = "COMMENT", hide = true)]

@@ -120,6 +120,7 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     template.permission_mode = Some(permission_mode);
     crate::cmd::run::refuse_unaskable(&agent, &template)?;
     let section = config.provider(&provider_name);
+    let session_travel = session_travel(&args)?;
     let mut spec = args.brief.spec(task_text)?;
     // A URL task starts from the commit its configuration was read at.
     spec.base = match &url_repo {
@@ -135,6 +136,7 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
     let mut request = execute::task_request(spec, repo, choice, template, task_config);
     request.task_id = task_id;
     request.branch.clone_from(&args.continue_branch);
+    request.session_travel = session_travel;
     let reply = (args.reply || args.reply_to.is_some()).then(|| FollowupReply {
         comment_id: args.reply_to,
         thread: args.reply_thread.clone(),
@@ -176,6 +178,36 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         undelivered,
     } = execute::execute(agent, request, &cache, args.json, deliver).await?;
     Ok(report(&outcome, undelivered, args.json, push_asked))
+}
+
+/// `--import-session`, `--session-unavailable`, `--parent-task-file`, `--export-session`:
+/// the agent session travelling with a queued task (issue 39). An archive that cannot be
+/// read is a reason the session cannot be resumed here, not a failed task.
+fn session_travel(args: &TaskRunArgs) -> Result<forge_app::task::SessionTravelPlan, Failure> {
+    let import = match (&args.import_session, &args.session_unavailable) {
+        (Some(path), _) => Some(
+            std::fs::read(path)
+                .map_err(|e| format!("reading the session archive {}: {e}", path.display()))
+                .and_then(|bytes| {
+                    serde_json::from_slice(&bytes)
+                        .map_err(|e| format!("the session archive cannot be read: {e}"))
+                }),
+        ),
+        (None, Some(why)) => Some(Err(why.clone())),
+        (None, None) => None,
+    };
+    let parent_task =
+        match &args.parent_task_file {
+            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                Failure::Usage(format!("--parent-task-file {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+    Ok(forge_app::task::SessionTravelPlan {
+        import,
+        parent_task,
+        export_to: args.export_session.clone(),
+    })
 }
 
 /// `--resume-session`: the follow-up continues its parent's agent session.
