@@ -82,6 +82,9 @@ pub enum Command {
     Review(Box<crate::cmd::review::ReviewArgs>),
     /// Serve the API, live event streams and the web page over HTTP
     Serve(crate::cmd::serve::ServeArgs),
+    /// Forges (GitHub, GitLab) without a public URL: read their events through the API
+    #[command(subcommand)]
+    Forge(crate::cmd::forge::poll::ForgeCmd),
     /// Claim tasks from a queue (PostgreSQL or SQLite) and run them, until SIGTERM
     Worker(crate::cmd::queue::worker::WorkerArgs),
     /// The autonomous loop: a planner proposes the next task, an executor carries it out,

@@ -9,8 +9,8 @@
 use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::forges::{
-    CheckRunOutput, ForgeKind, Permission, PullRequestBody, PullRequestInfo, RepoRef, Review,
-    ThreadComment,
+    CheckRunOutput, ForgeKind, Permission, PolledEvents, PolledPull, PullRequestBody,
+    PullRequestInfo, RepoRef, Review, ThreadComment,
 };
 
 #[async_trait]
@@ -137,4 +137,36 @@ pub trait Forge: Send + Sync {
     /// [`ForgeError::Io`] when the forge cannot be reached or refuses to say (the token
     /// lacks the scope).
     async fn permission(&self, repo: &RepoRef, user: &str) -> Result<Permission, ForgeError>;
+
+    /// The events on `repo` at or after `cursor` (`forge poll`, for a worker the forge
+    /// cannot reach): comments in conversations, inline review comments, labels put on
+    /// issues, and — per pull request of `pulls`, forge's open ones — submitted reviews
+    /// and the completed checks of its head commit; with the cursor to ask from next time.
+    /// `None`: from the beginning. Events come in the shape a webhook decodes to, so they
+    /// take the same path and the same once-only rule ([`ForgeEvent::key`]).
+    ///
+    /// The default refuses: a forge whose adapter cannot list events says so rather than
+    /// answering nothing.
+    ///
+    /// [`ForgeEvent::key`]: forge_domain::forges::ForgeEvent::key
+    ///
+    /// # Errors
+    /// [`ForgeError::InvalidRequest`] when the forge cannot be polled or refuses a list (a
+    /// repository it does not have); [`ForgeError::Io`] when it cannot be reached (the
+    /// caller keeps its cursor: the next poll reads the same events again).
+    async fn events_since(
+        &self,
+        repo: &RepoRef,
+        pulls: &[PolledPull],
+        cursor: Option<&str>,
+    ) -> Result<PolledEvents, ForgeError> {
+        let _ = (repo, pulls, cursor);
+        Err(ForgeError::InvalidRequest {
+            reason: format!(
+                "{} forges cannot be polled by this adapter: give the worker a public URL \
+                 and use webhooks",
+                self.kind().as_str()
+            ),
+        })
+    }
 }

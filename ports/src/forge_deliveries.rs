@@ -17,6 +17,15 @@ pub trait ForgeDeliveries: Send + Sync {
     /// [`ForgeError::Io`] when the store cannot be reached or written.
     async fn first_delivery(&self, source: &str, id: &str) -> Result<bool, ForgeError>;
 
+    /// Forgets delivery `id` of `source`, so the next [`ForgeDeliveries::first_delivery`]
+    /// is `true` again: `forge poll` releases an event it recorded and then could not act
+    /// on (the forge went down), so the next pass acts on it instead of losing it. Forgetting
+    /// an id never recorded does nothing.
+    ///
+    /// # Errors
+    /// [`ForgeError::Io`] when the store cannot be reached or written.
+    async fn forget_delivery(&self, source: &str, id: &str) -> Result<(), ForgeError>;
+
     /// Whether delivery `id` of `source` was recorded, without recording it.
     ///
     /// # Errors

@@ -29,6 +29,7 @@ mod mcp_own_home;
 mod permissions;
 mod permissions_board;
 mod permissions_surfaces;
+mod poll;
 mod pool;
 mod queue;
 mod queue_approvals;
@@ -181,6 +182,12 @@ pub const GROUPS: &[Group] = &[
         about: "`task run --pull-request` on a GitLab remote (the contract fake): a merge request with the report; a held change as a Draft: one, ready on `approvals approve`",
         scenarios: gitlab::names,
         run: gitlab::run,
+    },
+    Group {
+        name: "poll",
+        about: "`worker --poll-forge` with no serve (the GitHub contract fake): a writer's @forge review comment polled from the API comes back as a commit by the same session on the same branch and a reply; later polls act no more",
+        scenarios: poll::names,
+        run: poll::run,
     },
     Group {
         name: "review",

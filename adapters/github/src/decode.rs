@@ -28,14 +28,14 @@ pub(crate) fn str_field<'v>(v: &'v Value, what: &str, field: &str) -> Result<&'v
 }
 
 /// A string that GitHub may send as `null`.
-fn text(v: &Value, field: &str) -> String {
+pub(crate) fn text(v: &Value, field: &str) -> String {
     v.get(field)
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned()
 }
 
-fn login(v: &Value) -> String {
+pub(crate) fn login(v: &Value) -> String {
     v.pointer("/user/login")
         .and_then(Value::as_str)
         .unwrap_or("ghost")

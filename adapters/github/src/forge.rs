@@ -5,8 +5,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::forges::{
-    CheckRunOutput, ForgeKind, Permission, PullRequestBody, PullRequestInfo, RepoRef, Review,
-    ReviewState, ThreadComment,
+    CheckRunOutput, ForgeKind, Permission, PolledEvents, PolledPull, PullRequestBody,
+    PullRequestInfo, RepoRef, Review, ReviewState, ThreadComment,
 };
 use forge_ports::Forge;
 use octocrab::Octocrab;
@@ -58,7 +58,7 @@ impl GithubForge {
         })
     }
 
-    async fn get(&self, path: &str) -> Result<Value, ForgeError> {
+    pub(crate) async fn get(&self, path: &str) -> Result<Value, ForgeError> {
         Ok(self
             .api
             .call(Method::Get, path, None, false)
@@ -75,7 +75,7 @@ impl GithubForge {
     }
 
     /// Every page of a list (GitHub pages at 100 at most).
-    async fn list(&self, path: &str) -> Result<Vec<Value>, ForgeError> {
+    pub(crate) async fn list(&self, path: &str) -> Result<Vec<Value>, ForgeError> {
         let mut all = Vec::new();
         for page in 1..=MAX_PAGES {
             let sep = if path.contains('?') { '&' } else { '?' };
@@ -96,7 +96,7 @@ impl GithubForge {
 /// A thread or a review longer than 1,000 comments is read to its first 1,000.
 const MAX_PAGES: u32 = 10;
 
-fn repo_path(repo: &RepoRef) -> String {
+pub(crate) fn repo_path(repo: &RepoRef) -> String {
     format!("/repos/{}", repo.path)
 }
 
@@ -301,5 +301,14 @@ impl Forge for GithubForge {
             None => Ok(Permission::None),
             Some(answer) => Ok(decode::permission(&answer)),
         }
+    }
+
+    async fn events_since(
+        &self,
+        repo: &RepoRef,
+        pulls: &[PolledPull],
+        cursor: Option<&str>,
+    ) -> Result<PolledEvents, ForgeError> {
+        self.poll(repo, pulls, cursor).await
     }
 }

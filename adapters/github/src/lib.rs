@@ -10,5 +10,6 @@
 mod api;
 mod decode;
 mod forge;
+mod poll;
 
 pub use forge::GithubForge;

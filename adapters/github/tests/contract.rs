@@ -216,3 +216,185 @@ async fn rate_limits_are_waited_out_and_faults_are_said_without_the_token() {
     );
     no_violations(&fake);
 }
+
+/// `forge poll`'s read: the repository's conversation and inline comments, the labels put
+/// on issues, and per open pull request of forge's its reviews, its head's check runs and
+/// whether a person closed it — in the webhook's shape, with the forge's newest time as the
+/// cursor; read again from the cursor, only what is at or after it.
+#[tokio::test]
+async fn events_are_read_since_the_cursor_as_webhooks_would_carry_them() {
+    use forge_domain::forges::{CheckConclusion, ForgeEvent, PolledPull};
+    use forge_testkit::github::{FakeComment, FakeLabel, state::stamp};
+
+    let (fake, gh) = github().await;
+    let opened = gh
+        .open_pull_request(&repo(), "forge/t-1", "main", &body("fix: add", false))
+        .await
+        .unwrap();
+    let gone = gh
+        .open_pull_request(&repo(), "forge/t-2", "main", &body("fix: other", false))
+        .await
+        .unwrap();
+    let newest = {
+        let mut s = fake.state();
+        let issue = s.number("octo/hello");
+        let on_pull = s.id();
+        s.comments.push(FakeComment {
+            id: on_pull,
+            repo: "octo/hello".into(),
+            number: opened.number,
+            author: "alice".into(),
+            body: "@forge rename it".into(),
+        });
+        let on_issue = s.id();
+        s.comments.push(FakeComment {
+            id: on_issue,
+            repo: "octo/hello".into(),
+            number: issue,
+            author: "alice".into(),
+            body: "@forge add a README".into(),
+        });
+        let inline = s.id();
+        s.review_comments.push(FakeReviewComment {
+            id: inline,
+            repo: "octo/hello".into(),
+            number: opened.number,
+            review_id: None,
+            path: "src/lib.rs".into(),
+            line: Some(3),
+            body: "@forge a constant".into(),
+            in_reply_to: None,
+            author: "bob".into(),
+        });
+        let label = s.id();
+        s.labels.push(FakeLabel {
+            id: label,
+            repo: "octo/hello".into(),
+            issue,
+            label: "forge".into(),
+            actor: "carol".into(),
+            title: "Greet".into(),
+            body: "in French".into(),
+        });
+        let review = s.id();
+        s.reviews.push(FakeReview {
+            id: review,
+            repo: "octo/hello".into(),
+            number: opened.number,
+            author: "alice".into(),
+            state: "CHANGES_REQUESTED".into(),
+            body: "see inline".into(),
+        });
+        let check = s.id();
+        s.check_runs.push(FakeCheckRun {
+            id: check,
+            repo: "octo/hello".into(),
+            name: "ci / test".into(),
+            head_sha: "abc123".into(),
+            conclusion: "failure".into(),
+            title: None,
+            summary: None,
+            text: None,
+            annotations: Vec::new(),
+        });
+        // Another commit's check is not read.
+        let other = FakeCheckRun {
+            id: s.id(),
+            head_sha: "fff000".into(),
+            ..s.check_runs[0].clone()
+        };
+        s.check_runs.push(other);
+        s.pulls[1].state = "closed".into();
+        s.pulls[1].merged = true;
+        check
+    };
+    let pulls = [
+        PolledPull {
+            number: opened.number,
+            head_sha: "abc123".into(),
+        },
+        PolledPull {
+            number: gone.number,
+            head_sha: String::new(),
+        },
+    ];
+    let read = gh.events_since(&repo(), &pulls, None).await.unwrap();
+    let kinds: Vec<String> = read
+        .events
+        .iter()
+        .map(|e| match e {
+            ForgeEvent::PullRequestComment { number, author, .. } => {
+                format!("pull comment #{number} by {author}")
+            }
+            ForgeEvent::IssueComment { issue, author, .. } => {
+                format!("issue comment #{issue} by {author}")
+            }
+            ForgeEvent::ReviewComment {
+                number,
+                author,
+                comment,
+                ..
+            } => format!(
+                "inline #{number} by {author} at {}:{:?}",
+                comment.path, comment.line
+            ),
+            ForgeEvent::IssueLabelled {
+                issue,
+                label,
+                author,
+                title,
+                ..
+            } => format!("label {label} on #{issue} by {author}: {title}"),
+            ForgeEvent::Review {
+                number,
+                author,
+                state,
+                ..
+            } => format!("review #{number} by {author}: {state:?}"),
+            ForgeEvent::CheckCompleted {
+                name,
+                conclusion,
+                pull_requests,
+                head_sha,
+                ..
+            } => format!("check {name} on {head_sha} {conclusion:?} for {pull_requests:?}"),
+            ForgeEvent::PullRequestClosed { number, merged, .. } => {
+                format!("closed #{number} merged {merged}")
+            }
+            ForgeEvent::Other { name } => format!("other {name}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "pull comment #1 by alice",
+            "issue comment #3 by alice",
+            "inline #1 by bob at src/lib.rs:Some(3)",
+            "label forge on #3 by carol: Greet",
+            "review #1 by alice: ChangesRequested",
+            "check ci / test on abc123 Failure for [1]",
+            "closed #2 merged true",
+        ]
+    );
+    assert!(matches!(
+        read.events[5],
+        ForgeEvent::CheckCompleted {
+            conclusion: CheckConclusion::Failure,
+            ..
+        }
+    ));
+    assert_eq!(read.cursor, Some(stamp(newest)));
+    // From the cursor: the newest check again (inclusive) and the closed pull request (not
+    // a matter of time); nothing older.
+    let again = gh
+        .events_since(&repo(), &pulls, read.cursor.as_deref())
+        .await
+        .unwrap();
+    assert_eq!(again.events, read.events[5..].to_vec());
+    assert_eq!(again.cursor, read.cursor);
+    no_violations(&fake);
+    // A forge down: an error that says so (the caller keeps its cursor).
+    let down = GithubForge::new("http://127.0.0.1:9", TOKEN.to_owned()).unwrap();
+    let err = down.events_since(&repo(), &pulls, None).await.unwrap_err();
+    assert!(matches!(err, ForgeError::Io { .. }), "{err}");
+}

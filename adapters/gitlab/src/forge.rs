@@ -6,8 +6,8 @@
 use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::forges::{
-    CheckRunOutput, ForgeKind, Permission, PullRequestBody, PullRequestInfo, RepoRef, Review,
-    ReviewState, ThreadComment,
+    CheckRunOutput, ForgeKind, Permission, PolledEvents, PolledPull, PullRequestBody,
+    PullRequestInfo, RepoRef, Review, ReviewState, ThreadComment,
 };
 use forge_ports::Forge;
 use gitlab::api::common::NameOrId;
@@ -104,7 +104,11 @@ impl GitlabForge {
             .await
     }
 
-    async fn discussions(&self, repo: &RepoRef, iid: u64) -> Result<Vec<Value>, ForgeError> {
+    pub(crate) async fn discussions(
+        &self,
+        repo: &RepoRef,
+        iid: u64,
+    ) -> Result<Vec<Value>, ForgeError> {
         let endpoint = MergeRequestDiscussions::builder()
             .project(project(repo))
             .merge_request(iid)
@@ -360,6 +364,15 @@ impl Forge for GitlabForge {
 
     async fn permission(&self, repo: &RepoRef, user: &str) -> Result<Permission, ForgeError> {
         crate::members::access(self, repo, user).await
+    }
+
+    async fn events_since(
+        &self,
+        repo: &RepoRef,
+        pulls: &[PolledPull],
+        cursor: Option<&str>,
+    ) -> Result<PolledEvents, ForgeError> {
+        self.poll(repo, pulls, cursor).await
     }
 }
 

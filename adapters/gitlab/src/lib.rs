@@ -17,6 +17,7 @@ mod endpoints;
 mod error;
 mod forge;
 mod members;
+mod poll;
 mod title;
 mod trace;
 

@@ -23,6 +23,16 @@ impl ForgeDeliveries for PgQueue {
         Ok(!rows.is_empty())
     }
 
+    async fn forget_delivery(&self, source: &str, id: &str) -> Result<(), ForgeError> {
+        self.query(
+            "forgetting a forge delivery",
+            "DELETE FROM forge_deliveries WHERE source = $1 AND delivery_id = $2",
+            &[&source, &id],
+        )
+        .await?;
+        Ok(())
+    }
+
     async fn delivery_seen(&self, source: &str, id: &str) -> Result<bool, ForgeError> {
         let rows = self
             .query(

@@ -33,6 +33,19 @@ impl ForgeDeliveries for SqliteStore {
         .await
     }
 
+    async fn forget_delivery(&self, source: &str, id: &str) -> Result<(), ForgeError> {
+        let (source, id) = (source.to_owned(), id.to_owned());
+        self.write("forgetting a forge delivery".to_owned(), move |tx, path| {
+            tx.execute(
+                "DELETE FROM forge_deliveries WHERE source = ?1 AND delivery_id = ?2",
+                params![source, id],
+            )
+            .map_err(|e| store_error(path, "forgetting a forge delivery", &e))?;
+            Ok(())
+        })
+        .await
+    }
+
     async fn delivery_seen(&self, source: &str, id: &str) -> Result<bool, ForgeError> {
         let (source, id) = (source.to_owned(), id.to_owned());
         self.with(move |conn, path| {

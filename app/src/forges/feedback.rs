@@ -22,7 +22,7 @@ use super::known::{PullRequestFamily, by_check, by_number, closed, families};
 use super::permissions::PermissionCache;
 
 /// How many queued tasks are looked through for forge's pull requests.
-const TASKS_SCANNED: u32 = 2_000;
+pub(super) const TASKS_SCANNED: u32 = 2_000;
 
 /// The marker source of a pull request a person closed.
 pub(super) const CLOSED: &str = "closed";
@@ -175,7 +175,8 @@ impl ForgeFeedback {
     }
 
     /// Acts on the events of delivery `delivery_id` from a forge of `kind`, once: a
-    /// delivery id seen before is [`FeedbackOutcome::Replayed`].
+    /// delivery id seen before is [`FeedbackOutcome::Replayed`], and so is an event whose
+    /// own key ([`ForgeEvent::key`]) was acted on before (by `forge poll`).
     ///
     /// # Errors
     /// [`ForgeError::Io`] when the queue or the forge cannot be reached.
@@ -194,7 +195,8 @@ impl ForgeFeedback {
         }
         let mut out = Vec::with_capacity(events.len());
         for event in events {
-            out.push(self.handle(kind, event).await?);
+            // The event's own key too: one a poll already acted on is a replay here.
+            out.push(self.act_once(kind, event).await?);
         }
         Ok(out)
     }

@@ -6,11 +6,13 @@ mod act;
 mod feedback;
 pub mod known;
 mod permissions;
+mod poll;
 
 pub use feedback::{
     FeedbackOutcome, FeedbackParts, FeedbackSettings, ForgeEndpoint, ForgeFeedback,
 };
 pub use permissions::{PERMISSION_TTL, PermissionCache};
+pub use poll::PollReport;
 
 #[cfg(test)]
 mod tests;

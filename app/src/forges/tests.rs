@@ -110,13 +110,29 @@ async fn setup(max_followups: u32) -> Setup {
     }
 }
 
+/// A fresh id: each event a test makes is a new one on the forge (an event's own id is
+/// acted on once, whichever delivery carries it).
+fn fresh_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(100);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 fn inline(author: &str, body: &str) -> ForgeEvent {
+    inline_with_id(77, author, body)
+}
+
+/// [`inline`] with a fresh id.
+fn inline_new(author: &str, body: &str) -> ForgeEvent {
+    inline_with_id(fresh_id(), author, body)
+}
+
+fn inline_with_id(id: u64, author: &str, body: &str) -> ForgeEvent {
     ForgeEvent::ReviewComment {
         repo: repo(),
         number: 1,
         author: author.into(),
         comment: ReviewComment {
-            id: 77,
+            id,
             path: "src/lib.rs".into(),
             line: Some(3),
             body: body.into(),
@@ -172,25 +188,25 @@ async fn readers_and_forge_itself_do_not_steer() {
     let s = setup(3).await;
     for (n, (event, want)) in [
         (
-            inline("rita", "@forge delete everything"),
+            inline_new("rita", "@forge delete everything"),
             FeedbackOutcome::NotAllowed {
                 actor: "rita".into(),
             },
         ),
         (
-            inline("mallory", "@forge delete everything"),
+            inline_new("mallory", "@forge delete everything"),
             FeedbackOutcome::NotAllowed {
                 actor: "mallory".into(),
             },
         ),
         (
-            inline("forge-bot", "@forge done"),
+            inline_new("forge-bot", "@forge done"),
             FeedbackOutcome::Ignored {
                 reason: Ignored::OwnComment,
             },
         ),
         (
-            inline("alice", "looks fine"),
+            inline_new("alice", "looks fine"),
             FeedbackOutcome::Ignored {
                 reason: Ignored::NoMention,
             },
@@ -210,7 +226,11 @@ async fn readers_and_forge_itself_do_not_steer() {
     // The reader's permission was asked once and remembered.
     let out = s
         .feedback
-        .deliver(ForgeKind::Github, "d-9", &[inline("rita", "@forge again")])
+        .deliver(
+            ForgeKind::Github,
+            "d-9",
+            &[inline_new("rita", "@forge again")],
+        )
         .await
         .unwrap();
     assert!(matches!(out[0], FeedbackOutcome::NotAllowed { .. }));
@@ -222,7 +242,7 @@ async fn a_failed_check_on_the_head_commit_queues_a_followup_within_the_budget()
     let check = |sha: &str| ForgeEvent::CheckCompleted {
         repo: repo(),
         head_sha: sha.into(),
-        check_id: 5,
+        check_id: fresh_id(),
         name: "ci / test".into(),
         conclusion: CheckConclusion::Failure,
         pull_requests: vec![],
@@ -253,7 +273,11 @@ async fn a_failed_check_on_the_head_commit_queues_a_followup_within_the_budget()
     );
     let out = s
         .feedback
-        .deliver(ForgeKind::Github, "c-3", &[inline("alice", "@forge more")])
+        .deliver(
+            ForgeKind::Github,
+            "c-3",
+            &[inline_new("alice", "@forge more")],
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -291,7 +315,7 @@ async fn an_approving_writer_readies_the_held_change_a_reader_does_not() {
     let review = |author: &str| ForgeEvent::Review {
         repo: repo(),
         number: 1,
-        review_id: 9,
+        review_id: fresh_id(),
         author: author.into(),
         state: ReviewState::Approved,
         body: "ok".into(),
@@ -335,7 +359,11 @@ async fn a_closed_pull_request_takes_no_more_followups() {
     assert!(matches!(out[0], FeedbackOutcome::Closed { .. }), "{out:?}");
     let out = s
         .feedback
-        .deliver(ForgeKind::Github, "x-2", &[inline("alice", "@forge more")])
+        .deliver(
+            ForgeKind::Github,
+            "x-2",
+            &[inline_new("alice", "@forge more")],
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -437,3 +465,5 @@ fn only_a_forges_own_secret_authenticates() {
             .is_none()
     );
 }
+
+mod poll;

@@ -64,6 +64,7 @@ async fn dispatch_async(command: Command) -> Result<u8, Failure> {
         Command::Review(args) => review::run(*args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::Worker(args) => queue::worker::run(args).await,
+        Command::Forge(command) => forge::poll::run(command).await,
         Command::Completions { .. } | Command::Config(_) | Command::SandboxBridge(_) => Ok(0),
     }
 }

@@ -166,6 +166,31 @@ impl ForgeEvent {
     }
 }
 
+impl ForgeEvent {
+    /// The event's own identity on its forge, the same whether a webhook carried it or
+    /// `forge poll` read it through the API: what makes an event seen both ways act once.
+    /// `None` for [`ForgeEvent::Other`], which forge never acts on. Comments of a
+    /// conversation (a pull request's or an issue's) share GitHub's issue-comment ids;
+    /// inline comments, reviews and check runs have id spaces of their own; a label is put
+    /// on an issue once as far as forge is concerned.
+    pub fn key(&self) -> Option<String> {
+        Some(match self {
+            ForgeEvent::PullRequestComment { comment_id, .. }
+            | ForgeEvent::IssueComment { comment_id, .. } => format!("comment:{comment_id}"),
+            ForgeEvent::ReviewComment { comment, .. } => format!("review-comment:{}", comment.id),
+            ForgeEvent::Review { review_id, .. } => format!("review:{review_id}"),
+            ForgeEvent::CheckCompleted { check_id, .. } => format!("check:{check_id}"),
+            ForgeEvent::IssueLabelled { issue, label, .. } => format!("labelled:{issue}:{label}"),
+            ForgeEvent::PullRequestClosed { number, .. } => format!("closed:{number}"),
+            ForgeEvent::Other { .. } => return None,
+        })
+        .map(|key| match self.repo() {
+            Some(repo) => format!("{}/{}#{key}", repo.host, repo.path),
+            None => key,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ pub mod feedback;
 pub mod followups;
 pub mod mention;
 pub mod permission;
+pub mod poll;
 pub mod pull_request;
 pub mod reply;
 pub mod repo;
@@ -29,6 +30,7 @@ pub use feedback::{
 pub use followups::{DEFAULT_MAX_FOLLOWUPS, FollowupBudget, followup_budget};
 pub use mention::{DEFAULT_HANDLE, mentions, task_after_mention};
 pub use permission::{GITLAB_DEVELOPER, GithubRole, Permission, may_steer};
+pub use poll::{PolledEvents, PolledPull, at_or_after, later_cursor};
 pub use pull_request::{
     PullRequestBody, PullRequestDelivery, PullRequestInfo, PullRequestState, marker, render,
 };

@@ -6,7 +6,7 @@ use super::config::ForgeSettings;
 
 /// A repository on a forge: its host and its path there (`OWNER/REPO` on GitHub; GitLab's
 /// groups nest, `group/sub/project`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RepoRef {
     pub host: String,
     /// Without a leading slash or a trailing `.git`.

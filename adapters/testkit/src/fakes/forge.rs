@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::forges::{
-    CheckRunOutput, ForgeKind, Permission, PullRequestBody, PullRequestInfo, PullRequestState,
-    RepoRef, Review, ThreadComment,
+    CheckRunOutput, ForgeEvent, ForgeKind, Permission, PolledEvents, PolledPull, PullRequestBody,
+    PullRequestInfo, PullRequestState, RepoRef, Review, ThreadComment, at_or_after, later_cursor,
 };
 use forge_ports::Forge;
 
@@ -26,6 +26,8 @@ struct Inner {
     threads: BTreeMap<u64, Vec<ThreadComment>>,
     checks: BTreeMap<u64, CheckRunOutput>,
     next_comment: u64,
+    /// What `events_since` reads: each event with the forge's time for it.
+    events: Vec<(String, ForgeEvent)>,
 }
 
 /// See the module.
@@ -73,6 +75,11 @@ impl MemoryForge {
 
     pub fn add_check(&self, check: CheckRunOutput) {
         self.lock().checks.insert(check.id, check);
+    }
+
+    /// An event `events_since` reads from now on, stamped `time` (the forge's clock).
+    pub fn add_event(&self, time: &str, event: ForgeEvent) {
+        self.lock().events.push((time.to_owned(), event));
     }
 
     /// Closes the pull request of `head` (a person closed it).
@@ -233,5 +240,27 @@ impl Forge for MemoryForge {
             .get(user)
             .copied()
             .unwrap_or(Permission::None))
+    }
+
+    async fn events_since(
+        &self,
+        _repo: &RepoRef,
+        pulls: &[PolledPull],
+        cursor: Option<&str>,
+    ) -> Result<PolledEvents, ForgeError> {
+        let numbers: Vec<String> = pulls.iter().map(|p| format!("#{}", p.number)).collect();
+        let inner = self.begin(format!(
+            "events since {} for {}",
+            cursor.unwrap_or("the start"),
+            numbers.join(",")
+        ))?;
+        let mut read = PolledEvents::default();
+        for (time, event) in &inner.events {
+            if at_or_after(Some(time), cursor) {
+                read.cursor = later_cursor(read.cursor.take(), Some(time));
+                read.events.push(event.clone());
+            }
+        }
+        Ok(read)
     }
 }

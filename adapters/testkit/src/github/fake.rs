@@ -184,6 +184,11 @@ fn rest(state: &mut GithubState, method: &str, s: &[&str], query: &str, body: &V
             .to_owned()
     };
     let number = |n: &str| n.parse::<u64>().unwrap_or(0);
+    if method == "GET" {
+        if let Some(list) = super::lists::list(state, &repo, rest, query) {
+            return answer(200, list);
+        }
+    }
     match (method, rest) {
         ("GET", ["pulls"]) => {
             let head = query_value(query, "head");
@@ -426,7 +431,7 @@ fn graphql(state: &mut GithubState, body: &str) -> Response {
     )
 }
 
-fn query_value(query: &str, name: &str) -> Option<String> {
+pub(super) fn query_value(query: &str, name: &str) -> Option<String> {
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=')?;
         (k == name).then(|| v.replace("%3A", ":").replace("%2F", "/"))
@@ -434,7 +439,7 @@ fn query_value(query: &str, name: &str) -> Option<String> {
 }
 
 /// One page of `items` as `per_page` and `page` ask.
-fn paged(items: Vec<Value>, query: &str) -> Value {
+pub(super) fn paged(items: Vec<Value>, query: &str) -> Value {
     let per_page = query_value(query, "per_page")
         .and_then(|v| v.parse().ok())
         .unwrap_or(30usize);

@@ -2,12 +2,13 @@
 //! description.
 
 pub mod fake;
+mod lists;
 pub mod openapi;
 pub mod state;
 
 pub use fake::GithubFake;
 pub use openapi::{OpenApi, description_path, ensure_installed};
 pub use state::{
-    FakeCheckRun, FakeComment, FakePull, FakeReview, FakeReviewComment, Fault, GithubState,
-    Recorded,
+    FakeCheckRun, FakeComment, FakeLabel, FakePull, FakeReview, FakeReviewComment, Fault,
+    GithubState, Recorded,
 };

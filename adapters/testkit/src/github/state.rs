@@ -71,6 +71,20 @@ pub struct FakeCheckRun {
     pub annotations: Vec<(String, u32, u32, String, String)>,
 }
 
+/// A label put on an issue (an `issues/events` entry of event `labeled`); the issue's
+/// title and body travel with it, as GitHub's issue event embeds the issue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeLabel {
+    pub id: u64,
+    pub repo: String,
+    pub issue: u64,
+    pub label: String,
+    /// Who put the label on.
+    pub actor: String,
+    pub title: String,
+    pub body: String,
+}
+
 /// One request as received.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
@@ -96,6 +110,8 @@ pub struct GithubState {
     pub review_comments: Vec<FakeReviewComment>,
     pub reviews: Vec<FakeReview>,
     pub check_runs: Vec<FakeCheckRun>,
+    /// Labels put on issues (`GET …/issues/events`).
+    pub labels: Vec<FakeLabel>,
     /// `(repo, login)` → `admin`, `write`, `read`, `none`; absent: no collaborator (404).
     pub permissions: BTreeMap<(String, String), String>,
     pub requests: Vec<Recorded>,
@@ -119,6 +135,14 @@ impl GithubState {
         *n += 1;
         *n
     }
+}
+
+/// The fake's clock: the time GitHub would stamp on object `id` (ids grow with time, so
+/// the later object has the later time, one second apart). What `since` compares.
+pub fn stamp(id: u64) -> String {
+    let day = 1 + (id / 86_400) % 28;
+    let (h, m, s) = ((id / 3600) % 24, (id / 60) % 60, id % 60);
+    format!("2026-11-{day:02}T{h:02}:{m:02}:{s:02}Z")
 }
 
 /// The JSON GitHub answers for a pull request (the fields a client reads, shaped as the

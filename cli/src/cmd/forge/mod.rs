@@ -12,6 +12,8 @@ use forge_ports::TaskQueue;
 
 use crate::exit::Failure;
 
+pub mod poll;
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }

@@ -39,6 +39,18 @@ pub struct WorkerArgs {
     /// Print the worker's events as JSON lines on stderr
     #[arg(long)]
     pub json: bool,
+    /// Also poll the forges for review comments, reviews, failed checks and labelled issues
+    /// (as `forge poll --watch` does), for a worker their webhooks cannot reach
+    #[arg(long)]
+    pub poll_forge: bool,
+    /// Seconds between two polls with --poll-forge
+    #[arg(long, value_name = "SECS", requires = "poll_forge",
+          default_value_t = crate::cmd::forge::poll::DEFAULT_INTERVAL_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub poll_interval: u64,
+    /// With --poll-forge, poll this repository too (its URL; repeatable)
+    #[arg(long = "poll-repo", value_name = "URL", requires = "poll_forge")]
+    pub poll_repos: Vec<String>,
 }
 
 fn host() -> String {
@@ -127,7 +139,7 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
     let permissions = crate::permissions::queue_store(&url).await?;
     let _sweep = crate::permissions::sweep(Arc::clone(&permissions));
     let holder = holder(args.name.as_deref());
-    let name = args.name.unwrap_or_else(default_name);
+    let name = args.name.clone().unwrap_or_else(default_name);
     let program = std::env::current_exe()
         .map_err(|e| Failure::Other(anyhow::anyhow!("locating this binary: {e}")))?;
     let runner = TaskRunProcess {
@@ -159,6 +171,11 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
         }
     });
     let stop = CancellationToken::new();
+    let poller = if args.poll_forge {
+        Some(poller(&url, &queue, &args, &stop).await?)
+    } else {
+        None
+    };
     let signals = watch_signals(stop.clone())?;
     {
         let mut err = std::io::stderr().lock();
@@ -173,6 +190,9 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
         .run(stop)
         .await;
     signals.abort();
+    if let Some(poller) = poller {
+        let _ = poller.await;
+    }
     let _ = printer.await;
     let _ = writeln!(
         std::io::stderr(),
@@ -185,8 +205,40 @@ pub async fn run(args: WorkerArgs) -> Result<u8, Failure> {
     Ok(exit::SUCCESS)
 }
 
+/// `--poll-forge`: `forge poll --watch` beside the tasks, until `stop`; a pass that fails
+/// is said on stderr and the next one catches up.
+///
+/// # Errors
+/// [`Failure::Usage`] when no forge has a token or a `--poll-repo` is served by none.
+async fn poller(
+    url: &str,
+    queue: &Arc<dyn forge_ports::TaskQueue>,
+    args: &WorkerArgs,
+    stop: &CancellationToken,
+) -> Result<tokio::task::JoinHandle<()>, Failure> {
+    use crate::cmd::forge::poll;
+    let feedback = crate::cmd::forge::feedback(url, Arc::clone(queue))
+        .await?
+        .ok_or_else(poll::no_forge)?;
+    // A wrong --poll-repo is a usage error now, not a line in the log later.
+    poll::pass(&feedback, &args.poll_repos, args.json).await?;
+    let (repos, json, stop) = (args.poll_repos.clone(), args.json, stop.clone());
+    let interval = Duration::from_secs(args.poll_interval);
+    Ok(tokio::spawn(async move {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(interval) => {}
+        }
+        if let Err(e) = poll::watch(&feedback, &repos, json, interval, &stop).await {
+            let _ = writeln!(std::io::stderr(), "worker forge poll stopped: {e}");
+        }
+    }))
+}
+
 /// SIGTERM or SIGINT stops claiming.
-fn watch_signals(stop: CancellationToken) -> Result<tokio::task::JoinHandle<()>, Failure> {
+pub(crate) fn watch_signals(
+    stop: CancellationToken,
+) -> Result<tokio::task::JoinHandle<()>, Failure> {
     use tokio::signal::unix::{SignalKind, signal};
     let listen = |kind: SignalKind| {
         signal(kind).map_err(|e| Failure::Other(anyhow::anyhow!("listening for signals: {e}")))
