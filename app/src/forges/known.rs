@@ -248,7 +248,12 @@ mod tests {
         // A report without recorded words, and another repository's: none.
         check(
             vec![
-                task("q-1", 1, json!({}), Some(json!({"pull_request": {"number": 1}}))),
+                task(
+                    "q-1",
+                    1,
+                    json!({}),
+                    Some(json!({"pull_request": {"number": 1}})),
+                ),
                 task("q-2", 2, json!({}), None),
                 elsewhere.clone(),
             ],

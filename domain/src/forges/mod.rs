@@ -30,8 +30,8 @@ pub use followups::{DEFAULT_MAX_FOLLOWUPS, FollowupBudget, followup_budget};
 pub use mention::{DEFAULT_HANDLE, mentions, task_after_mention};
 pub use permission::{GITLAB_DEVELOPER, GithubRole, Permission, may_steer};
 pub use pull_request::{
-    FeedbackWords, PullRequestBody, PullRequestDelivery, PullRequestInfo, PullRequestState,
-    marker, render,
+    FeedbackWords, PullRequestBody, PullRequestDelivery, PullRequestInfo, PullRequestState, marker,
+    render,
 };
 pub use reply::followup_reply;
 pub use repo::{RepoRef, serving_forge};

@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 
 use super::case_run::Suite;
 use super::pulls::{Checks, text};
-use super::pulls_env::{GITLAB_HOST, GITLAB_PROJECT, GITLAB_TOKEN, Hub, READER, SECRET, Site, WRITER};
+use super::pulls_env::{
+    GITLAB_HOST, GITLAB_PROJECT, GITLAB_TOKEN, Hub, READER, SECRET, Site, WRITER,
+};
 use super::pulls_followups::{ASK, followed_up, queued};
 
 pub(super) const CASE: &str = "gitlab_feedback";
@@ -83,7 +85,11 @@ pub(super) fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> an
         code == 202 && answer["outcomes"][0]["outcome"] == "not_allowed",
         &(code, &answer),
     );
-    c.check("no follow-up for the reporter", hub.tasks()?.len() == 1, &hub.tasks()?);
+    c.check(
+        "no follow-up for the reporter",
+        hub.tasks()?.len() == 1,
+        &hub.tasks()?,
+    );
     let writer = gl
         .state()
         .add_discussion(GITLAB_PROJECT, 1, WRITER, ASK, Some(("answer.txt", 1)));
@@ -93,7 +99,9 @@ pub(super) fn run_case(suite: &Suite, root: &Path, provider: &'static str) -> an
         &note_hook(&head, (&writer.0, writer.1), WRITER),
         SECRET,
     )?;
-    let child = queued(&mut c, (code, &answer), &parent)?;
+    let Some(child) = queued(&mut c, (code, &answer), &parent) else {
+        return c.finish();
+    };
     let commit = followed_up(&hub, &mut c, (&parent, &status), &child)?;
     let state = gl.state();
     let thread = state.discussions.iter().find(|d| d.id == writer.0);

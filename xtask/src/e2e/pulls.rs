@@ -163,7 +163,12 @@ pub(super) fn opened(
 }
 
 fn open(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
-    let hub = Hub::start(suite, root, ("pulls_open", provider, "pulls_followup"), true)?;
+    let hub = Hub::start(
+        suite,
+        root,
+        ("pulls_open", provider, "pulls_followup"),
+        true,
+    )?;
     let mut c = Checks::default();
     let (id, _) = opened(&hub, &mut c, provider, (PROMPT, false))?;
     let task = hub.api(&format!("/v1/tasks/{id}"))?;
@@ -184,7 +189,11 @@ fn draft(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<(
     let (id, _) = opened(&hub, &mut c, provider, (HELD_PROMPT, true))?;
     {
         let state = hub.github()?.state();
-        let body = state.pulls.first().map(|p| p.body.clone()).unwrap_or_default();
+        let body = state
+            .pulls
+            .first()
+            .map(|p| p.body.clone())
+            .unwrap_or_default();
         c.check(
             "says why it is held, the key masked",
             body.contains("Held for approval") && !body.contains("AKIAZ7QWERTYUIOPASDF"),
@@ -225,7 +234,11 @@ fn draft(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<(
             && answer["outcomes"][0]["approved"] == true,
         &(code, &answer),
     );
-    c.check("markPullRequestReadyForReview", graphql() >= 1, &hub.github()?.requests());
+    c.check(
+        "markPullRequestReadyForReview",
+        graphql() >= 1,
+        &hub.github()?.requests(),
+    );
     let approval = hub.carried_out(&id)?;
     c.check(
         "the approval carried out by the worker",
@@ -244,7 +257,12 @@ fn draft(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<(
 }
 
 fn issue(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
-    let hub = Hub::start(suite, root, ("pulls_issue", provider, "pulls_followup"), true)?;
+    let hub = Hub::start(
+        suite,
+        root,
+        ("pulls_issue", provider, "pulls_followup"),
+        true,
+    )?;
     let mut c = Checks::default();
     // The issue takes number 1; the pull request comes after it.
     let number = hub.github()?.state().number(super::pulls_env::OWNER_REPO);
@@ -268,7 +286,11 @@ fn issue(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<(
         .comments
         .iter()
         .any(|cm| cm.number == number && cm.body.contains(&id));
-    c.check("a reply on the issue naming the task", replied, &hub.github()?.state().comments);
+    c.check(
+        "a reply on the issue naming the task",
+        replied,
+        &hub.github()?.state().comments,
+    );
     let status = hub.finished(&id)?;
     c.check("succeeded", status["state"] == "succeeded", &status);
     c.check(
@@ -280,7 +302,9 @@ fn issue(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<(
     let pull = state.pulls.iter().find(|p| p.head == format!("forge/{id}"));
     c.check(
         "its pull request closes the issue",
-        pull.is_some_and(|p| p.number == number + 1 && p.body.contains(&format!("Closes #{number}"))),
+        pull.is_some_and(|p| {
+            p.number == number + 1 && p.body.contains(&format!("Closes #{number}"))
+        }),
         &pull,
     );
     drop(state);
@@ -313,7 +337,11 @@ fn refused(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result
         code == 202 && answer["outcomes"][0]["outcome"] == "not_allowed",
         &(code, &answer),
     );
-    let comment = issue_comment(number, (9001, READER), "@forge write the answer to answer.txt");
+    let comment = issue_comment(
+        number,
+        (9001, READER),
+        "@forge write the answer to answer.txt",
+    );
     let (code, answer) = hub.hook("issue_comment", "d-3", &comment, SECRET)?;
     c.check(
         "a reader's @forge comment: not allowed",

@@ -129,7 +129,13 @@ impl Hub {
         (name, provider, scenario): (&str, &str, &str),
         worker: bool,
     ) -> anyhow::Result<Self> {
-        Self::start_on(Site::Github, suite, root, (name, provider, scenario), worker)
+        Self::start_on(
+            Site::Github,
+            suite,
+            root,
+            (name, provider, scenario),
+            worker,
+        )
     }
 
     /// As [`Hub::start`], on `site`; on GitLab the writer is a developer (30) and the
@@ -361,9 +367,12 @@ impl Hub {
 
     /// The sha `forge/<id>` points at on the bare repository.
     pub(super) fn branch_head(&self, id: &str) -> anyhow::Result<String> {
-        Ok(git_out(&self.bare(), &["rev-parse", &format!("refs/heads/forge/{id}")])?
-            .trim()
-            .to_owned())
+        Ok(git_out(
+            &self.bare(),
+            &["rev-parse", &format!("refs/heads/forge/{id}")],
+        )?
+        .trim()
+        .to_owned())
     }
 }
 
@@ -386,10 +395,19 @@ fn start_worker(
 ) -> anyhow::Result<Worker> {
     let home = case.dir.join("machine-a");
     std::fs::create_dir_all(&home)?;
-    std::fs::write(
-        home.join("forge-config.toml"),
-        format!("{}{forges}", case.offline.project_toml()),
-    )?;
+    // The CLI keeps its sessions in one home on this machine, as claude's `~/.claude` on a
+    // real one: a run's private home (`isolate_home`) lives in its bundle inside the work
+    // tree, which delivery removes, so a follow-up could not resume the session there.
+    let mut cli = case.offline.project_toml();
+    if !cli.lines().any(|l| l.starts_with("home = ")) {
+        std::fs::create_dir_all(home.join("cli-home"))?;
+        let fixed = format!(
+            "isolate_home = false\nhome = \"{}\"\n",
+            home.join("cli-home").display()
+        );
+        cli = cli.replace("isolate_home = true\n", &fixed);
+    }
+    std::fs::write(home.join("forge-config.toml"), format!("{cli}{forges}"))?;
     let bare = case.dir.join("remote.git");
     std::fs::write(
         home.join(".gitconfig"),

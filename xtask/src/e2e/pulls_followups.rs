@@ -23,26 +23,35 @@ const MARKER: &str = "forge-e2e-notes";
 /// The parent's first answer in the scenario: in the follow-up's request only when the
 /// session was resumed.
 const PARENT_SAID: &str = "Writing the answer.";
-pub(super) const ASK: &str = "@forge please also write notes.txt saying what the answer is (forge-e2e-notes).";
+pub(super) const ASK: &str =
+    "@forge please also write notes.txt saying what the answer is (forge-e2e-notes).";
 
 pub(super) fn comment(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
-    let hub = Hub::start(suite, root, ("pulls_comment", provider, "pulls_followup"), true)?;
+    let hub = Hub::start(
+        suite,
+        root,
+        ("pulls_comment", provider, "pulls_followup"),
+        true,
+    )?;
     let mut c = Checks::default();
     let (parent, status) = opened(&hub, &mut c, provider, (PROMPT, false))?;
     let head = format!("forge/{parent}");
     // The comments exist on GitHub before their webhooks arrive.
     for (id, author) in [(7001, READER), (7002, WRITER)] {
-        hub.github()?.state().review_comments.push(FakeReviewComment {
-            id,
-            repo: OWNER_REPO.into(),
-            number: 1,
-            review_id: Some(id + 1),
-            path: "answer.txt".into(),
-            line: Some(1),
-            body: ASK.into(),
-            in_reply_to: None,
-            author: author.into(),
-        });
+        hub.github()?
+            .state()
+            .review_comments
+            .push(FakeReviewComment {
+                id,
+                repo: OWNER_REPO.into(),
+                number: 1,
+                review_id: Some(id + 1),
+                path: "answer.txt".into(),
+                line: Some(1),
+                body: ASK.into(),
+                in_reply_to: None,
+                author: author.into(),
+            });
     }
     let hook = |delivery: &str, id: u64, who: &str| {
         hub.hook(
@@ -58,9 +67,15 @@ pub(super) fn comment(suite: &Suite, root: &Path, provider: &'static str) -> any
         code == 202 && answer["outcomes"][0]["outcome"] == "not_allowed",
         &(code, &answer),
     );
-    c.check("no follow-up for the reader", hub.tasks()?.len() == 1, &hub.tasks()?);
+    c.check(
+        "no follow-up for the reader",
+        hub.tasks()?.len() == 1,
+        &hub.tasks()?,
+    );
     let (code, answer) = hook("d-comment-writer", 7002, WRITER)?;
-    let child = queued(&mut c, (code, &answer), &parent)?;
+    let Some(child) = queued(&mut c, (code, &answer), &parent) else {
+        return c.finish();
+    };
     let followup = followed_up(&hub, &mut c, (&parent, &status), &child)?;
     let state = hub.github()?.state();
     let reply = state
@@ -76,13 +91,22 @@ pub(super) fn comment(suite: &Suite, root: &Path, provider: &'static str) -> any
         }),
         &(reply, &state.comments),
     );
-    c.check("still one pull request", state.pulls.len() == 1, &state.pulls);
+    c.check(
+        "still one pull request",
+        state.pulls.len() == 1,
+        &state.pulls,
+    );
     drop(state);
     c.done(&hub)
 }
 
 pub(super) fn check(suite: &Suite, root: &Path, provider: &'static str) -> anyhow::Result<()> {
-    let hub = Hub::start(suite, root, ("pulls_check", provider, "pulls_followup"), true)?;
+    let hub = Hub::start(
+        suite,
+        root,
+        ("pulls_check", provider, "pulls_followup"),
+        true,
+    )?;
     let mut c = Checks::default();
     let (parent, status) = opened(&hub, &mut c, provider, (PROMPT, false))?;
     let sha = hub.branch_head(&parent)?;
@@ -111,7 +135,9 @@ pub(super) fn check(suite: &Suite, root: &Path, provider: &'static str) -> anyho
         &check_run((8001, "docs", "failure"), &sha, 1),
         SECRET,
     )?;
-    let child = queued(&mut c, (code, &answer), &parent)?;
+    let Some(child) = queued(&mut c, (code, &answer), &parent) else {
+        return c.finish();
+    };
     let followup = followed_up(&hub, &mut c, (&parent, &status), &child)?;
     let state = hub.github()?.state();
     let said = state
@@ -127,17 +153,18 @@ pub(super) fn check(suite: &Suite, root: &Path, provider: &'static str) -> anyho
     c.done(&hub)
 }
 
-/// The follow-up's id from the webhook's answer (`follow_up_queued` of `parent`).
-pub(super) fn queued(c: &mut Checks, (code, answer): (u16, &Value), parent: &str) -> anyhow::Result<String> {
+/// The follow-up's id from the webhook's answer (`follow_up_queued` of `parent`); `None`
+/// (a failed check) when none was queued.
+pub(super) fn queued(
+    c: &mut Checks,
+    (code, answer): (u16, &Value),
+    parent: &str,
+) -> Option<String> {
     let outcome = &answer["outcomes"][0];
-    c.check(
-        "a follow-up queued",
-        code == 202 && outcome["outcome"] == "follow_up_queued" && outcome["parent"] == parent,
-        &(code, answer),
-    );
     let id = text(outcome, "/task_id").to_owned();
-    anyhow::ensure!(!id.is_empty(), "no follow-up: {answer}");
-    Ok(id)
+    let ok = code == 202 && outcome["outcome"] == "follow_up_queued" && outcome["parent"] == parent;
+    c.check("a follow-up queued", ok && !id.is_empty(), &(code, answer));
+    (!id.is_empty()).then_some(id)
 }
 
 /// Waits for follow-up `child` of `parent` and checks it: validated, committed on the
@@ -168,7 +195,11 @@ pub(super) fn followed_up(
     );
     let bare = hub.bare();
     let ancestor = git_out(&bare, &["merge-base", "--is-ancestor", &old, &new]);
-    c.check("a fast-forward: the old head is an ancestor", ancestor.is_ok(), &ancestor);
+    c.check(
+        "a fast-forward: the old head is an ancestor",
+        ancestor.is_ok(),
+        &ancestor,
+    );
     let notes = git_out(&bare, &["show", &format!("{new}:notes.txt")]);
     c.check(
         "the commit has what was asked",

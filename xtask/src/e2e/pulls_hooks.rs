@@ -98,7 +98,12 @@ pub(super) fn check_run(
 }
 
 /// `issues` `labeled`: `login` put `label` on issue `number`.
-pub(super) fn labelled(number: u64, (title, body): (&str, &str), label: &str, login: &str) -> Value {
+pub(super) fn labelled(
+    number: u64,
+    (title, body): (&str, &str),
+    label: &str,
+    login: &str,
+) -> Value {
     json!({
         "action": "labeled",
         "issue": {"number": number, "title": title, "body": body, "state": "open",
