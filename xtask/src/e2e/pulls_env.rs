@@ -401,6 +401,13 @@ fn start_worker(
     let mut cli = case.offline.project_toml();
     if !cli.lines().any(|l| l.starts_with("home = ")) {
         std::fs::create_dir_all(home.join("cli-home"))?;
+        // codex reads its provider from `$CODEX_HOME`, which a run's private home copies
+        // from the template; the fixed home holds it once.
+        let template = case.dir.join("codex-template/config.toml");
+        if template.is_file() {
+            std::fs::create_dir_all(home.join("cli-home/.codex"))?;
+            std::fs::copy(&template, home.join("cli-home/.codex/config.toml"))?;
+        }
         let fixed = format!(
             "isolate_home = false\nhome = \"{}\"\n",
             home.join("cli-home").display()
