@@ -22,6 +22,7 @@ mod check;
 pub mod delivery;
 mod demo;
 mod gitlab;
+mod gitlab_feedback;
 mod install;
 pub mod latest;
 mod mcp;
@@ -31,6 +32,10 @@ mod permissions_board;
 mod permissions_surfaces;
 mod poll;
 mod pool;
+mod pulls;
+mod pulls_env;
+mod pulls_followups;
+mod pulls_hooks;
 mod queue;
 mod queue_approvals;
 mod queue_repo;
@@ -179,9 +184,15 @@ pub const GROUPS: &[Group] = &[
     },
     Group {
         name: "gitlab",
-        about: "`task run --pull-request` on a GitLab remote (the contract fake): a merge request with the report; a held change as a Draft: one, ready on `approvals approve`",
+        about: "`task run --pull-request` on a GitLab remote (the contract fake): a merge request with the report; a held change as a Draft: one, ready on `approvals approve`; through serve --queue and a worker, a developer's @forge note answered by a commit of the same session and a reply in the discussion, a reporter's ignored",
         scenarios: gitlab::names,
         run: gitlab::run,
+    },
+    Group {
+        name: "pulls",
+        about: "pull requests on GitHub (the contract fake) through `serve --queue` and a worker on PostgreSQL: a task's pull request with the report; a held one a draft, ready on a writer's approving review, not a reader's; a writer's @forge review comment and a failed check come back as commits of the same session with a reply; a labelled issue becomes a pull request closing it; a forged, a replayed and a reader's webhook change nothing",
+        scenarios: pulls::names,
+        run: pulls::run,
     },
     Group {
         name: "poll",

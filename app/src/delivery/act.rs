@@ -433,6 +433,10 @@ fn not_pushed(
             push_error.as_deref().unwrap_or("nothing to push")
         )),
         closes: outcome.pull_request.as_ref().and_then(|p| p.closes),
+        feedback: outcome
+            .pull_request
+            .as_ref()
+            .and_then(|p| p.feedback.clone()),
     }
 }
 

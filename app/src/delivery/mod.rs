@@ -39,6 +39,9 @@ pub struct Delivery {
     repo: PathBuf,
     /// Set by [`Delivery::with_pull_request`]: changes go out as pull requests.
     pull_request: Option<PullRequestTarget>,
+    /// The repository's `[delivery] mention` / `issue_label`, recorded with its pull
+    /// request for `serve`, which reads webhooks without the repository.
+    words: forge_domain::forges::FeedbackWords,
 }
 
 impl Delivery {
@@ -49,7 +52,15 @@ impl Delivery {
             settings,
             repo: repo.into(),
             pull_request: None,
+            words: forge_domain::forges::FeedbackWords::default(),
         }
+    }
+
+    /// The same delivery, recording `words` (the repository's handle and issue label) with
+    /// the pull requests it opens.
+    pub fn with_feedback_words(mut self, words: forge_domain::forges::FeedbackWords) -> Self {
+        self.words = words;
+        self
     }
 
     pub fn repo(&self) -> &Path {

@@ -97,6 +97,7 @@ impl Delivery {
                     opened: Some(info),
                     error: None,
                     closes,
+                    feedback: Some(self.words.clone()),
                 },
             ),
             Err(e) => {
@@ -107,6 +108,7 @@ impl Delivery {
                         opened: outcome.pull_request.as_ref().and_then(|p| p.opened.clone()),
                         error: Some(error),
                         closes,
+                        feedback: Some(self.words.clone()),
                     },
                 )
             }

@@ -14,11 +14,12 @@ use forge_domain::forges::{
     EventContext, ForgeEvent, ForgeKind, ForgeSettings, Ignored, RepoRef, Trigger, classify,
     may_steer,
 };
+use forge_domain::queue::QueuedTask;
 use forge_domain::task::TaskId;
 use forge_ports::{Forge, ForgeDeliveries, IdGenerator, TaskQueue, WebhookCodec};
 use serde::Serialize;
 
-use super::known::{PullRequestFamily, by_check, by_number, closed, families};
+use super::known::{PullRequestFamily, by_check, by_number, closed, families, words};
 use super::permissions::PermissionCache;
 
 /// How many queued tasks are looked through for forge's pull requests.
@@ -224,10 +225,18 @@ impl ForgeFeedback {
                 host: repo.host.clone(),
             });
         };
-        let family = self.family(event, repo).await?;
+        let tasks = self.queue.tasks(TASKS_SCANNED).await?;
+        let family = self.family(event, repo, &tasks).await?;
+        // The repository's own words, as its latest pull request recorded them (serve has
+        // no checkout to read its forge.toml from); else the worker's.
+        let words = words(&tasks, repo);
         let cx = EventContext {
-            handle: &self.settings.handle,
-            label: &self.settings.label,
+            handle: words
+                .as_ref()
+                .map_or(self.settings.handle.as_str(), |w| w.mention.as_str()),
+            label: words
+                .as_ref()
+                .map_or(self.settings.label.as_str(), |w| w.issue_label.as_str()),
             bot_login: self.settings.bot_login.as_deref(),
             pull_request: family.as_ref().map(|f| &f.known),
         };
@@ -293,9 +302,9 @@ impl ForgeFeedback {
         &self,
         event: &ForgeEvent,
         repo: &RepoRef,
+        tasks: &[QueuedTask],
     ) -> Result<Option<PullRequestFamily>, ForgeError> {
-        let tasks = self.queue.tasks(TASKS_SCANNED).await?;
-        let all = families(&tasks);
+        let all = families(tasks);
         let found = match event {
             ForgeEvent::PullRequestComment { number, .. }
             | ForgeEvent::ReviewComment { number, .. }

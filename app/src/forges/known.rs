@@ -3,7 +3,9 @@
 //! `followup.parent`) push further commits onto the same branch. One family per pull
 //! request: the parent, its follow-ups, the latest commit and agent session among them.
 
-use forge_domain::forges::{KnownPullRequest, PullRequestInfo, PullRequestState, RepoRef};
+use forge_domain::forges::{
+    FeedbackWords, KnownPullRequest, PullRequestInfo, PullRequestState, RepoRef,
+};
 use forge_domain::queue::QueuedTask;
 use forge_domain::task::TaskId;
 use serde_json::Value;
@@ -117,6 +119,21 @@ pub fn by_check<'a>(
         })
 }
 
+/// How `repo`'s team steers forge (`[delivery] mention` / `issue_label`), as the newest of
+/// its delivered pull requests recorded it; `None` when none did.
+pub fn words(tasks: &[QueuedTask], repo: &RepoRef) -> Option<FeedbackWords> {
+    tasks
+        .iter()
+        .filter(|t| RepoRef::parse(&t.repo).as_ref() == Some(repo))
+        .filter_map(|t| {
+            let recorded = t.report.as_ref()?.pointer("/pull_request/feedback")?;
+            let words = serde_json::from_value::<FeedbackWords>(recorded.clone()).ok()?;
+            Some((t.submitted_at_ms, words))
+        })
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, words)| words)
+}
+
 /// Marks the family's pull request closed (a person closed it: no more follow-ups).
 pub fn closed(mut family: PullRequestFamily) -> PullRequestFamily {
     family.known.info.state = PullRequestState::Closed;
@@ -209,5 +226,47 @@ mod tests {
         assert!(by_check(&all, &repo, &[], "AAA").is_some());
         assert!(by_check(&all, &repo, &[], "ccc").is_none());
         assert_eq!(closed(f.clone()).known.info.state, PullRequestState::Closed);
+    }
+
+    #[test]
+    fn the_repositorys_words_are_its_newest_recorded_ones() {
+        let pr = |mention: &str| {
+            json!({"pull_request": {"number": 1, "feedback":
+                {"mention": mention, "issue_label": format!("{mention}-label")}}})
+        };
+        let mut elsewhere = task("q-9", 9, json!({}), Some(pr("other")));
+        elsewhere.repo = "https://github.com/o/another.git".into();
+        let repo = RepoRef::parse("https://github.com/o/r").unwrap_or_else(|| panic!());
+        let check = |tasks: Vec<QueuedTask>, want: Option<&str>| {
+            let got = words(&tasks, &repo);
+            assert_eq!(got.as_ref().map(|w| w.mention.as_str()), want, "{tasks:?}");
+            if let (Some(w), Some(m)) = (got, want) {
+                assert_eq!(w.issue_label, format!("{m}-label"));
+            }
+        };
+        check(vec![], None);
+        // A report without recorded words, and another repository's: none.
+        check(
+            vec![
+                task(
+                    "q-1",
+                    1,
+                    json!({}),
+                    Some(json!({"pull_request": {"number": 1}})),
+                ),
+                task("q-2", 2, json!({}), None),
+                elsewhere.clone(),
+            ],
+            None,
+        );
+        // The newest recorded, whatever the order listed.
+        check(
+            vec![
+                task("q-3", 3, json!({}), Some(pr("newer"))),
+                task("q-1", 1, json!({}), Some(pr("older"))),
+                elsewhere,
+            ],
+            Some("newer"),
+        );
     }
 }

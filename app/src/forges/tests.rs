@@ -45,6 +45,12 @@ fn repo() -> RepoRef {
 /// A queue holding task q-1, delivered as draft pull request #1 (commit `aaa`, session
 /// `s-1` of claude); alice writes, rita reads.
 async fn setup(max_followups: u32) -> Setup {
+    setup_words(max_followups, None).await
+}
+
+/// As [`setup`], the pull request recording the repository's `words` (`[delivery] mention`
+/// and `issue_label`) as the worker that delivered it read them.
+async fn setup_words(max_followups: u32, words: Option<serde_json::Value>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let queue = Arc::new(SqliteStore::open(dir.path().join("q.db")).unwrap());
     let forge = Arc::new(MemoryForge::new());
@@ -78,6 +84,10 @@ async fn setup(max_followups: u32) -> Setup {
     let report = json!({"task_id": "q-1", "provider": "claude", "status": "pending_approval",
         "pull_request": info, "delivery": {"commit": "aaa", "pushed": true},
         "cycles": [{"session_id": "s-1"}]});
+    let mut report = report;
+    if let Some(words) = words {
+        report["pull_request"]["feedback"] = words;
+    }
     let finish = Finish {
         state: QueueState::Succeeded,
         exit_code: Some(10),
@@ -464,6 +474,40 @@ fn only_a_forges_own_secret_authenticates() {
             .authenticate(ForgeKind::Gitlab, Some("s3cret"), b"{}")
             .is_none()
     );
+}
+
+/// `serve` has no checkout of the repository: the handle and label it listens for are the
+/// repository's `[delivery] mention` / `issue_label` as its pull request recorded them, and
+/// the defaults become look-alikes that must not fire.
+#[tokio::test]
+async fn the_repositorys_recorded_words_steer_not_the_defaults() {
+    let words = json!({"mention": "helper", "issue_label": "agent"});
+    let s = setup_words(3, Some(words)).await;
+    let labelled = |label: &str| ForgeEvent::IssueLabelled {
+        repo: repo(),
+        issue: 12,
+        label: label.into(),
+        author: "alice".into(),
+        title: "Greet in French".into(),
+        body: String::new(),
+    };
+    let cases = [
+        (inline("alice", "@forge rename it"), "ignored"),
+        (labelled("forge"), "ignored"),
+        (inline("alice", "@helpers rename it"), "ignored"),
+        (inline("alice", "@helper rename it"), "follow_up_queued"),
+        (labelled("agent"), "issue_task_queued"),
+    ];
+    for (n, (event, want)) in cases.into_iter().enumerate() {
+        let out = s
+            .feedback
+            .deliver(ForgeKind::Github, &format!("w-{n}"), &[event])
+            .await
+            .unwrap();
+        let got = serde_json::to_value(&out).unwrap()[0]["outcome"].clone();
+        assert_eq!(got, want, "case {n}: {out:?}");
+    }
+    assert_eq!(queued(&s.queue).await.len(), 2);
 }
 
 mod poll;

@@ -16,6 +16,7 @@ use forge_app::delivery::{
     DEFAULT_RECONCILE_GRACE_MS, Delivery, DeliveryError, DeliveryPorts, DeliverySettings,
     DeliveryStep, StepHook,
 };
+use forge_domain::forges::FeedbackWords;
 use forge_ports::{CommitAuthor, Notifier, Vcs};
 
 use crate::cmd::task::url_repo::{self, RepoFile};
@@ -227,7 +228,10 @@ fn compose(
             .reconcile_grace_ms
             .unwrap_or(DEFAULT_RECONCILE_GRACE_MS),
     };
-    let delivery = Delivery::new(ports, settings, repo);
+    let delivery = Delivery::new(ports, settings, repo).with_feedback_words(FeedbackWords {
+        mention: config.mention.clone(),
+        issue_label: config.issue_label.clone(),
+    });
     if config.pull_request {
         return crate::cmd::pull_request::attach(delivery, repo, &config.remote);
     }

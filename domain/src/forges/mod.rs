@@ -32,7 +32,8 @@ pub use mention::{DEFAULT_HANDLE, mentions, task_after_mention};
 pub use permission::{GITLAB_DEVELOPER, GithubRole, Permission, may_steer};
 pub use poll::{PolledEvents, PolledPull, at_or_after, later_cursor};
 pub use pull_request::{
-    PullRequestBody, PullRequestDelivery, PullRequestInfo, PullRequestState, marker, render,
+    FeedbackWords, PullRequestBody, PullRequestDelivery, PullRequestInfo, PullRequestState, marker,
+    render,
 };
 pub use reply::followup_reply;
 pub use repo::{RepoRef, serving_forge};

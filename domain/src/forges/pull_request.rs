@@ -48,6 +48,27 @@ pub struct PullRequestDelivery {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub closes: Option<u64>,
+    /// How the repository's team steers forge, as its `forge.toml` said when the pull
+    /// request was delivered: `serve` takes the webhooks without the repository at hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<FeedbackWords>,
+}
+
+/// A repository's `[delivery] mention` (the handle a comment mentions, without `@`) and
+/// `issue_label` (the label that turns an issue into a task); `forge` both by default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeedbackWords {
+    pub mention: String,
+    pub issue_label: String,
+}
+
+impl Default for FeedbackWords {
+    fn default() -> Self {
+        Self {
+            mention: super::DEFAULT_HANDLE.to_owned(),
+            issue_label: super::DEFAULT_HANDLE.to_owned(),
+        }
+    }
 }
 
 /// The title, body and draft flag of a task's pull request.
@@ -306,6 +327,7 @@ mod tests {
             }),
             error: None,
             closes: Some(3),
+            feedback: None,
         };
         let json = serde_json::to_string(&opened).unwrap();
         assert_eq!(
@@ -320,9 +342,16 @@ mod tests {
             opened: None,
             error: Some("github down".into()),
             closes: None,
+            feedback: Some(FeedbackWords {
+                mention: "helper".into(),
+                issue_label: "agent".into(),
+            }),
         };
         let json = serde_json::to_string(&failed).unwrap();
-        assert_eq!(json, r#"{"error":"github down"}"#);
+        assert_eq!(
+            json,
+            r#"{"error":"github down","feedback":{"mention":"helper","issue_label":"agent"}}"#
+        );
         assert_eq!(
             serde_json::from_str::<PullRequestDelivery>(&json).unwrap(),
             failed

@@ -8,6 +8,8 @@
 //! | `gitlab_merge_request` | a clean change, low risk | committed and pushed; one merge request from `forge/<id>` onto `main`, its description the report, not a draft |
 //! | `gitlab_draft` | the change writes a cloud key | held (exit 10); a `Draft:` merge request saying why, the key masked; `approvals approve` marks it ready |
 //!
+//! | `gitlab_feedback` | a reporter's, then a developer's `@forge` note on the merge request (`gitlab_feedback.rs`) | nothing for the reporter; for the developer a commit of the same session on the branch and a reply in the discussion |
+//!
 //! Every request forge made is a documented route with `PRIVATE-TOKEN`, and the token is in
 //! no output.
 
@@ -54,7 +56,9 @@ const CASES: &[Case] = &[
 ];
 
 pub fn names() -> Vec<&'static str> {
-    CASES.iter().map(|c| c.name).collect()
+    let mut names: Vec<&'static str> = CASES.iter().map(|c| c.name).collect();
+    names.push(super::gitlab_feedback::CASE);
+    names
 }
 
 /// What a case works with; the fake GitLab lives as long as its runtime.
@@ -320,9 +324,17 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
             queue.push((*case, provider));
         }
     }
-    Ok(pool::run_all("gitlab", queue, jobs, |(case, provider)| {
+    let mut verdicts = pool::run_all("gitlab", queue, jobs, |(case, provider)| {
         Verdict::run(case.name, provider, |verdict| {
             run_case(suite, root, case, provider, &mut verdict.failures)
         })
-    }))
+    });
+    // Its serve, worker and queue run one provider at a time.
+    verdicts.extend(super::queue::per_provider(
+        ctx,
+        "gitlab",
+        super::gitlab_feedback::CASE,
+        super::gitlab_feedback::run_case,
+    ));
+    Ok(verdicts)
 }

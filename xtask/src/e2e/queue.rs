@@ -217,6 +217,18 @@ pub(super) fn prepare_case_with(
     (scenario, forge_toml): (&str, &str),
 ) -> anyhow::Result<QueueCase> {
     let dir = suite.work.join(group).join(scenario).join(provider);
+    prepare_in(suite, root, dir, provider, (scenario, forge_toml))
+}
+
+/// As [`prepare_case_with`], in `dir` (made afresh): for a group whose cases share a
+/// scenario.
+pub(super) fn prepare_in(
+    suite: &Suite,
+    root: &Path,
+    dir: PathBuf,
+    provider: &str,
+    (scenario, forge_toml): (&str, &str),
+) -> anyhow::Result<QueueCase> {
     if dir.exists() {
         std::fs::remove_dir_all(&dir)?;
     }

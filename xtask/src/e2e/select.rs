@@ -132,7 +132,7 @@ mod tests {
     #[test]
     fn groups_and_scenarios_select_as_documented() {
         let everything = "cases[*] retry_events[*] resume_cost[*] serve[*] web[*] mcp[*] \
-                          rate_limit[*] auto[*] task[*] warm[*] delivery[*] gitlab[*] poll[*] review[*] acp[*] \
+                          rate_limit[*] auto[*] task[*] warm[*] delivery[*] gitlab[*] pulls[*] poll[*] review[*] acp[*] \
                           queue[*] queue_serve[*] travel[*] sandbox[*] permissions[*] demo[*]";
         check("", everything);
         check("-p codex", everything);
@@ -166,7 +166,7 @@ mod tests {
         check(
             "--group tasks",
             "error: unknown group \"tasks\": cases, retry_events, resume_cost, serve, web, \
-             mcp, rate_limit, auto, task, warm, delivery, gitlab, poll, review, acp, queue, queue_serve, \
+             mcp, rate_limit, auto, task, warm, delivery, gitlab, pulls, poll, review, acp, queue, queue_serve, \
              travel, sandbox, permissions, demo",
         );
     }
