@@ -13,9 +13,12 @@ mod chat;
 mod events;
 mod health;
 mod metrics;
+mod permission_feed;
 pub(crate) mod permissions;
 #[cfg(test)]
 mod permissions_tests;
+#[cfg(test)]
+mod permission_feed_tests;
 mod queue_approvals;
 mod runs;
 mod tasks;
