@@ -611,10 +611,11 @@ function eventLine(kind, ev) {
 }
 
 async function openTask(id) {
-  // Another task's requests are not this one's; its stream says which are.
-  perms.lists.task.clear();
   const detailUrl = share ? "/v1/shared/" + encodeURIComponent(share) : "/v1/board/tasks/" + encodeURIComponent(id);
   const res = await api(detailUrl);
+  // Another task's requests are not this one's; its stream says which are. (After the
+  // await: permissions.js is loaded by then.)
+  perms.lists.task.clear();
   if (!res.ok) {
     $("task").textContent = "";
     $("task").appendChild(el("div", "error", (res.body && res.body.message) || "HTTP " + res.status));

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use axum::extract::{Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use futures::{Stream, StreamExt};
 use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -121,7 +121,7 @@ pub async fn board_events(
         .permission_store()
         .map(|store| PermissionFeed::new(store, None).into_stream());
     let guard = state.http.stream_opened();
-    let cards = state.queue.is_some().then(|| cards(state, query));
+    let cards = state.queue.is_some().then(|| card_messages(state, query));
     let stream: Messages = match (cards, permissions) {
         (Some(cards), Some(permissions)) => futures::stream::select(cards, permissions).boxed(),
         (Some(cards), None) => cards.boxed(),
@@ -143,7 +143,7 @@ pub async fn board_events(
 }
 
 /// The queue's changed cards, from the snapshot the page holds (`from=`).
-fn cards(state: Shared, query: BoardEventsQuery) -> Messages {
+fn card_messages(state: Shared, query: BoardEventsQuery) -> Messages {
     let snapshot = query
         .from
         .as_deref()

@@ -14,11 +14,11 @@ mod events;
 mod health;
 mod metrics;
 mod permission_feed;
+#[cfg(test)]
+mod permission_feed_tests;
 pub(crate) mod permissions;
 #[cfg(test)]
 mod permissions_tests;
-#[cfg(test)]
-mod permission_feed_tests;
 mod queue_approvals;
 mod runs;
 mod tasks;

@@ -42,7 +42,10 @@ async fn start(queue: bool, permissions: bool) -> Server {
             ..TestComposition::default()
         }),
         sink: None,
-        queue: queue.then(|| (store.clone(), store.clone())),
+        queue: queue.then(|| {
+            let links: Arc<dyn forge_ports::ShareLinks> = store.clone();
+            (store.clone() as Arc<dyn TaskQueue>, links)
+        }),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -139,7 +142,10 @@ async fn the_board_stream_carries_the_pending_requests_then_each_new_one_and_eac
     ask(&server.other, "perm-a", run("run-1")).await;
     let mut stream = Messages::open(&server, "/v1/board/events").await;
     let (event, first) = stream.next().await;
-    assert_eq!((event.as_str(), ids(&first)), ("permissions", vec!["perm-a"]));
+    assert_eq!(
+        (event.as_str(), ids(&first)),
+        ("permissions", vec!["perm-a"])
+    );
     assert_eq!(first["permissions"][0]["summary"], "Bash: touch perm-a");
 
     // Asked in another process: the board is told, as the run's stream tells it.
@@ -169,7 +175,10 @@ async fn the_board_stream_carries_the_pending_requests_then_each_new_one_and_eac
     // A reconnection starts from what is pending now.
     let mut again = Messages::open(&server, "/v1/board/events").await;
     let (event, now) = again.next().await;
-    assert_eq!((event.as_str(), ids(&now)), ("permissions", Vec::<&str>::new()));
+    assert_eq!(
+        (event.as_str(), ids(&now)),
+        ("permissions", Vec::<&str>::new())
+    );
 }
 
 #[tokio::test]
@@ -178,7 +187,10 @@ async fn without_a_queue_the_board_stream_carries_the_requests_alone() {
     ask(&server.other, "perm-a", run("run-1")).await;
     let mut stream = Messages::open(&server, "/v1/board/events").await;
     let (event, first) = stream.next().await;
-    assert_eq!((event.as_str(), ids(&first)), ("permissions", vec!["perm-a"]));
+    assert_eq!(
+        (event.as_str(), ids(&first)),
+        ("permissions", vec!["perm-a"])
+    );
 
     // Neither a queue nor a store: nothing to be live about.
     let bare = start(false, false).await;
@@ -212,7 +224,10 @@ async fn a_tasks_stream_carries_its_own_requests_only() {
     ask(&server.other, "perm-other", task("q-2")).await;
     let mut stream = Messages::open(&server, "/v1/tasks/q-1/events").await;
     let (event, first) = stream.next().await;
-    assert_eq!((event.as_str(), ids(&first)), ("permissions", vec!["perm-mine"]));
+    assert_eq!(
+        (event.as_str(), ids(&first)),
+        ("permissions", vec!["perm-mine"])
+    );
 
     // Another task's request first, then this one's: only this one's comes.
     ask(&server.other, "perm-other-2", task("q-2")).await;

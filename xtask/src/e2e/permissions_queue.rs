@@ -25,10 +25,11 @@ const ASKED_WITHIN: Duration = Duration::from_secs(150);
 
 pub(super) fn queued(suite: &Suite, agent: Agent) -> anyhow::Result<()> {
     let root = crate::workspace_root();
+    // `suite.work` is the group's already: the case's directory is `perm_queue/…` in it.
     let case = prepare_case_with(
         suite,
         &root,
-        "permissions",
+        "perm_queue",
         agent.cli,
         (SCENARIO, FORGE_TOML),
     )?;
