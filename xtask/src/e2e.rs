@@ -29,6 +29,7 @@ mod mcp;
 mod mcp_own_home;
 mod permissions;
 mod permissions_board;
+mod permissions_queue;
 mod permissions_surfaces;
 mod poll;
 mod pool;

@@ -4,12 +4,14 @@
 //! the egress point. The plan's routes, keys and hosts are served as the sandbox planned
 //! them: the same types, no translation.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use forge_domain::ForgeError;
 use forge_domain::sandbox::{EgressPlan, SandboxDenial};
 use forge_ports::{EgressSession, NetworkConfinement, SandboxDenials};
+use nix::fcntl::{Flock, FlockArg};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::{Denied, Egress, EgressConfig, EgressError};
@@ -30,9 +32,13 @@ impl EgressConfinement {
     }
 }
 
-/// Removes the socket directories a forge that was killed left behind: those whose proxy
-/// socket no one listens on any more (a live egress point always does). Directories of
-/// other users are `0700` and skipped.
+/// Removes the socket directories a forge that was killed left behind: those whose
+/// [`OWNER_LOCK`] no one holds any more (a live session holds it from before its sockets
+/// exist until its directory is gone, and the kernel lets it go when its process dies).
+/// A directory without the lock file is kept: it is one being made, or not provably
+/// stale (a socket that refuses a connection may be one bound but not yet listening —
+/// another run's, which removing would break). Directories of other users are `0700`
+/// and skipped.
 pub fn sweep_stale(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
@@ -43,18 +49,38 @@ pub fn sweep_stale(parent: &Path) {
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with(SOCKET_DIR_PREFIX));
-        let proxy = dir.join("proxy.sock");
-        if !ours || !proxy.exists() {
+        if !ours {
             continue;
         }
-        let refused = matches!(
-            std::os::unix::net::UnixStream::connect(&proxy),
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused
-        );
-        if refused {
+        // Held while the directory is removed, so no other sweep takes it meanwhile.
+        if let Some(_abandoned) = abandoned_lock(&dir) {
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
+}
+
+/// The lock file a socket directory's session holds for as long as it lives.
+const OWNER_LOCK: &str = "owner.lock";
+/// The lock file's name while it is being locked (the sweep never looks at it).
+const OWNER_LOCK_NEW: &str = ".owner.lock.new";
+
+/// The directory's owner lock, taken: its session is gone. `None` when the lock is held
+/// (the session lives) or there is no lock file.
+fn abandoned_lock(dir: &Path) -> Option<Flock<File>> {
+    let file = File::open(dir.join(OWNER_LOCK)).ok()?;
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).ok()
+}
+
+/// Locks the directory's owner lock for the caller's lifetime. Locked under another name
+/// first and then renamed: a sweep never finds the lock file unlocked while its owner
+/// lives.
+fn hold_owner_lock(dir: &Path) -> std::io::Result<Flock<File>> {
+    let provisional = dir.join(OWNER_LOCK_NEW);
+    let file = File::create(&provisional)?;
+    let locked = Flock::lock(file, FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, errno)| std::io::Error::from(errno))?;
+    std::fs::rename(&provisional, dir.join(OWNER_LOCK))?;
+    Ok(locked)
 }
 
 /// The socket directories' name prefix (`/tmp/fe-XXXXXX`).
@@ -83,6 +109,8 @@ impl NetworkConfinement for EgressConfinement {
             .prefix(SOCKET_DIR_PREFIX)
             .tempdir_in(socket_parent())
             .map_err(|e| ForgeError::io("creating the sandbox's socket directory", e))?;
+        let lock = hold_owner_lock(dir.path())
+            .map_err(|e| ForgeError::io("locking the sandbox's socket directory", e))?;
         let mut egress = Egress::start(EgressConfig {
             socket_dir: dir.path().to_path_buf(),
             routes: plan.routes.clone(),
@@ -107,6 +135,7 @@ impl NetworkConfinement for EgressConfinement {
             egress,
             denials,
             _dir: dir,
+            _lock: lock,
         }))
     }
 }
@@ -128,6 +157,9 @@ struct Session {
     denials: Option<UnboundedReceiver<Denied>>,
     /// Removed (with whatever is left in it) when the session ends.
     _dir: tempfile::TempDir,
+    /// Held until the directory is gone (fields drop in order): no sweep removes a live
+    /// session's directory.
+    _lock: Flock<File>,
 }
 
 #[async_trait]
@@ -150,9 +182,15 @@ impl EgressSession for Session {
     }
 
     async fn shutdown(self: Box<Self>) {
-        let Session { egress, _dir, .. } = *self;
+        let Session {
+            egress,
+            _dir,
+            _lock,
+            ..
+        } = *self;
         egress.shutdown().await;
         drop(_dir);
+        drop(_lock);
     }
 }
 
@@ -162,22 +200,58 @@ mod tests {
 
     use super::*;
 
+    /// A socket directory as a session leaves it: its owner lock held (`Some`) or let go.
+    fn socket_dir(parent: &Path, name: &str, live: bool) -> (PathBuf, Option<Flock<File>>) {
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir).unwrap();
+        // A socket nobody listens on: what the old sweep took for stale, live or not.
+        drop(std::os::unix::net::UnixListener::bind(dir.join("proxy.sock")).unwrap());
+        let lock = hold_owner_lock(&dir).unwrap();
+        (dir, live.then_some(lock))
+    }
+
     #[test]
-    fn stale_socket_directories_are_swept_live_ones_kept() {
+    fn only_directories_whose_owner_lock_is_let_go_are_swept() {
         let parent = tempfile::tempdir().unwrap();
-        let stale = parent.path().join("fe-stale");
-        let live = parent.path().join("fe-live");
-        let other = parent.path().join("other");
-        for dir in [&stale, &live, &other] {
-            std::fs::create_dir(dir).unwrap();
-        }
-        // A socket whose listener is gone, one still listened on, and a look-alike.
-        drop(std::os::unix::net::UnixListener::bind(stale.join("proxy.sock")).unwrap());
-        let _listening = std::os::unix::net::UnixListener::bind(live.join("proxy.sock")).unwrap();
-        drop(std::os::unix::net::UnixListener::bind(other.join("proxy.sock")).unwrap());
+        let (live, _held) = socket_dir(parent.path(), "fe-live", true);
+        let (dead, _) = socket_dir(parent.path(), "fe-dead", false);
+        // Look-alikes that must stay: not ours by name; one being made (no lock file yet);
+        // one whose lock is still under its provisional name.
+        let (other, _) = socket_dir(parent.path(), "other", false);
+        let making = parent.path().join("fe-making");
+        std::fs::create_dir(&making).unwrap();
+        drop(std::os::unix::net::UnixListener::bind(making.join("proxy.sock")).unwrap());
+        let provisional = parent.path().join("fe-provisional");
+        std::fs::create_dir(&provisional).unwrap();
+        std::fs::write(provisional.join(OWNER_LOCK_NEW), "").unwrap();
+
         sweep_stale(parent.path());
-        assert!(!stale.exists());
-        assert!(live.exists());
-        assert!(other.exists());
+
+        let check = |dir: &Path, kept: bool| assert_eq!(dir.exists(), kept, "{}", dir.display());
+        check(&live, true);
+        check(&dead, false);
+        check(&other, true);
+        check(&making, true);
+        check(&provisional, true);
+        // The live one's lock is still held by its owner after the sweep looked at it.
+        assert!(abandoned_lock(&live).is_none());
+    }
+
+    #[test]
+    fn a_live_sessions_directory_survives_a_sweep_and_goes_when_it_ends() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(SOCKET_DIR_PREFIX)
+            .tempdir_in(parent.path())
+            .unwrap();
+        let lock = hold_owner_lock(dir.path()).unwrap();
+        let path = dir.path().to_path_buf();
+        sweep_stale(parent.path());
+        assert!(path.join(OWNER_LOCK).exists());
+        // Its process killed: the directory stays behind, the lock is let go.
+        std::mem::forget(dir);
+        drop(lock);
+        sweep_stale(parent.path());
+        assert!(!path.exists());
     }
 }

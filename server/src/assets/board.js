@@ -222,10 +222,12 @@ function refreshStatsSoon() {
 
 // The board live: each changed card comes as one `card` message. `snapshot` (from the
 // board's answer) has the server start from the cards the page holds; a reconnection
-// starts from nothing, and the cards the page holds already are skipped below.
+// starts from nothing, and the cards the page holds already are skipped below. The
+// agents' permission requests come on the same stream (permissions.js), on a server
+// without a queue too (its stream then carries them alone).
 async function followBoard(hasQueue, snapshot) {
   if (board.stream) board.stream.abort();
-  if (!hasQueue) { $("board-live").textContent = ""; return; }
+  const live = (text) => { $("board-live").textContent = hasQueue ? text : ""; };
   const controller = new AbortController();
   board.stream = controller;
   while (!controller.signal.aborted) {
@@ -234,9 +236,10 @@ async function followBoard(hasQueue, snapshot) {
       if (snapshot) query.set("from", snapshot);
       snapshot = null;
       const res = await fetch("/v1/board/events?" + query, { headers: headers(false), signal: controller.signal });
-      if (!res.ok) { $("board-live").textContent = "not live: " + res.status; return; }
-      $("board-live").textContent = "● live";
+      if (!res.ok) { live("not live: " + res.status); return; }
+      live("● live");
       await readEvents(res, ({ event, data }) => {
+        if (data && permissionMessage("board", event, data)) return controller.signal.aborted;
         if (event === "card" && data) {
           const c = JSON.parse(data);
           // After a reconnection, the stream's first messages are the cards the page has.
@@ -252,7 +255,7 @@ async function followBoard(hasQueue, snapshot) {
     } catch (e) {
       if (controller.signal.aborted) return;
     }
-    $("board-live").textContent = "reconnecting…";
+    live("reconnecting…");
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -404,6 +407,7 @@ function renderTask(d) {
     waiting.id = "t-permissions";
     waiting.setAttribute("aria-label", "Waiting for you");
     root.appendChild(waiting);
+    showPermissions("task");
   }
 
   if (c.column === "held" && !share) root.appendChild(approvalBox(d));
@@ -609,6 +613,9 @@ function eventLine(kind, ev) {
 async function openTask(id) {
   const detailUrl = share ? "/v1/shared/" + encodeURIComponent(share) : "/v1/board/tasks/" + encodeURIComponent(id);
   const res = await api(detailUrl);
+  // Another task's requests are not this one's; its stream says which are. (After the
+  // await: permissions.js is loaded by then.)
+  perms.lists.task.clear();
   if (!res.ok) {
     $("task").textContent = "";
     $("task").appendChild(el("div", "error", (res.body && res.body.message) || "HTTP " + res.status));
@@ -634,6 +641,7 @@ async function openTask(id) {
       let ended = false;
       await readEvents(r, ({ id: seq, event: kind, data }) => {
         if (!data) return false;
+        if (!share && permissionMessage("task", kind, data)) return false;
         if (seq !== null) lastId = Number(seq);
         const ev = JSON.parse(data);
         if (kind === "task") { ended = true; return true; }

@@ -2,17 +2,19 @@
 // The agents' permission requests (issue 41): the board's "Waiting for you" column, a
 // queued task's requests on its page, a run's in the chat — each with Allow / Always /
 // Deny (Deny takes an optional message for the agent). The first answer from anywhere
-// stands; a later one is told which came first. The board and the task page follow
-// `GET /v1/permissions` every second while they are shown: requests come from runs and
-// queued tasks alike, so the queue's change stream does not carry them; the chat gets its
-// run's as events (`permission_requested`, `permission_decided`).
-// Uses `$`, `el` and `headers` of app.js and `currentView`, `taskPath` of board.js; its
-// own top-level names must not be theirs (one global scope).
+// stands; a later one is told which came first. Everything arrives as Server-Sent Events,
+// nothing is polled: the board's stream (`/v1/board/events`) and a task's
+// (`/v1/tasks/ID/events`) carry `permissions` (the pending ones when the stream opens),
+// then `permission_requested` and `permission_decided` (board.js hands them to
+// `permissionMessage`); the chat gets its run's on the run's stream.
+// Uses `$`, `el` and `headers` of app.js and `currentView` of board.js; its own
+// top-level names must not be theirs (one global scope).
 
-const PERM_POLL_MS = 1000;
 // How long an answered request stays on the board, its answer shown, before it goes.
 const PERM_KEEP_MS = 8000;
-const perms = { nodes: new Map(), answered: new Map(), polling: false };
+// The pending requests each stream says there are (`board`: every one; `task`: the task
+// page's), and the decisions the streams told of (an answer given elsewhere).
+const perms = { lists: { board: new Map(), task: new Map() }, decided: new Map() };
 
 function permOwner(p) {
   const kind = Object.keys(p.owner || {})[0] || "run";
@@ -41,8 +43,8 @@ function permOutcome(d) {
   return word + who + (d.message && d.decision === "deny" ? ": " + d.message : "");
 }
 
-// One request with its buttons; `onDecided` is told the answer (or the one that came first).
-function permBox(p, onDecided) {
+// One request with its buttons; the answer (or the one that came first) shown in it.
+function permBox(p) {
   const box = el("div", "card perm");
   box.dataset.permission = p.id;
   box.appendChild(el("div", "title", permSummary(p)));
@@ -90,7 +92,6 @@ function permBox(p, onDecided) {
       for (const b of all) b.disabled = false;
       return;
     }
-    if (onDecided) onDecided(p.id);
   };
   allow.addEventListener("click", () => decide("allow"));
   always.addEventListener("click", () => decide("allow_session"));
@@ -112,61 +113,73 @@ function showPermAnswer(box, text, state) {
   box.querySelector(".perm-message").hidden = true;
 }
 
-// The requests shown in `container`: new ones added, those no longer pending removed
-// (an answered one after a while, its answer shown meanwhile).
+// The requests shown in `container`: new ones added, those no longer pending shown
+// answered (by whom, when a stream told), then removed after a while.
 function fillPermissions(container, pending) {
   const ids = new Set(pending.map((p) => p.id));
   for (const node of [...container.children]) {
     const id = node.dataset.permission;
-    if (ids.has(id)) continue;
-    if (!node.dataset.state) {
-      showPermAnswer(node, "Answered elsewhere", "elsewhere");
-      // Which answer stands, as the store has it.
-      fetch("/v1/permissions/" + encodeURIComponent(id), { headers: headers(false) })
-        .then((res) => (res.ok ? res.json() : null))
-        .then((out) => { if (out) node.querySelector(".perm-answer").textContent = "Answered elsewhere — " + permOutcome(out.permission.decision); })
-        .catch(() => {});
-    }
-    const since = perms.answered.get(id) || Date.now();
-    perms.answered.set(id, since);
-    if (Date.now() - since > PERM_KEEP_MS) { node.remove(); perms.answered.delete(id); }
+    if (ids.has(id) || node.dataset.leaving) continue;
+    node.dataset.leaving = "1";
+    setTimeout(() => node.remove(), PERM_KEEP_MS);
+    if (node.dataset.state) continue;
+    showPermAnswer(node, "Answered elsewhere", "elsewhere");
+    const decision = perms.decided.get(id);
+    const shown = (d) => { node.querySelector(".perm-answer").textContent = "Answered elsewhere — " + permOutcome(d); };
+    if (decision) { shown(decision); continue; }
+    // Decided while no stream was open (a reconnection): which answer stands, as stored.
+    fetch("/v1/permissions/" + encodeURIComponent(id), { headers: headers(false) })
+      .then((res) => (res.ok ? res.json() : null))
+      .then((out) => { if (out) shown(out.permission.decision); })
+      .catch(() => {});
   }
   for (const p of pending) {
     if (container.querySelector(`[data-permission="${CSS.escape(p.id)}"]`)) continue;
-    container.appendChild(permBox(p, (id) => perms.answered.set(id, Date.now())));
+    container.appendChild(permBox(p));
   }
 }
 
-async function refreshPermissions() {
-  const view = currentView();
-  const column = document.querySelector('.column[data-column="waiting"] .cards');
-  const onTask = view === "task" && !share && $("t-permissions");
-  if (view !== "board" && !onTask) return;
-  const res = await fetch("/v1/permissions", { headers: headers(false) });
-  if (!res.ok) return;
-  const body = await res.json();
-  const pending = body.permissions || [];
-  if (view === "board" && column) {
+// Draws `scope`'s requests where they are shown (board.js calls it after it draws a task's
+// page anew).
+function showPermissions(scope) {
+  const pending = [...perms.lists[scope].values()];
+  if (scope === "board") {
+    const column = document.querySelector('.column[data-column="waiting"] .cards');
+    if (!column) return;
     fillPermissions(column, pending);
     const count = document.querySelector('.column[data-column="waiting"] .count');
     if (count) count.textContent = "(" + pending.length + ")";
     document.body.dataset.waiting = String(pending.length);
-  }
-  if (onTask) {
-    const task = $("task").dataset.task;
-    fillPermissions($("t-permissions"), pending.filter((p) => permOwner(p).kind === "task" && permOwner(p).id === task));
-  }
+  } else if ($("t-permissions")) fillPermissions($("t-permissions"), pending);
 }
 
-// Every second: the requests, and each one's time left.
+// One message of the board's (`scope` "board") or a task's ("task") stream; false when it
+// is not about permissions.
+function permissionMessage(scope, kind, data) {
+  if (kind !== "permissions" && kind !== "permission_requested" && kind !== "permission_decided") return false;
+  const list = perms.lists[scope];
+  const body = JSON.parse(data);
+  if (kind === "permissions") {
+    list.clear();
+    for (const p of body.permissions || []) list.set(p.id, p);
+  } else {
+    const p = body.request;
+    if (kind === "permission_requested" && !p.decision) list.set(p.id, p);
+    else {
+      list.delete(p.id);
+      if (p.decision) perms.decided.set(p.id, p.decision);
+    }
+  }
+  showPermissions(scope);
+  return true;
+}
+
+// Every second: each request's time left (a count on the page, no request).
 setInterval(() => {
   for (const span of document.querySelectorAll(".perm .expires[data-expires]")) {
     span.textContent = Math.max(0, Math.round((Number(span.dataset.expires) - Date.now()) / 1000)) + "s left";
   }
-  if (perms.polling) return;
-  perms.polling = true;
-  refreshPermissions().catch(() => {}).finally(() => { perms.polling = false; });
-}, PERM_POLL_MS);
+}, 1000);
 
 // The chat: a run's request as its event comes, answered in place; its decision (from here
 // or anywhere) shown when that event comes.

@@ -8,6 +8,10 @@
 //! sent before. Local tasks (`task run`) come with the page's first `GET /v1/board`; they
 //! are final when stored.
 //!
+//! The agents' permission requests come on the same stream ([`PermissionFeed`]:
+//! `permission_requested`, `permission_decided`), for the "Waiting for you" column — on
+//! a server without a queue too, whose stream then carries them alone.
+//!
 //! [`TaskQueue::wait_for_changes`]: forge_ports::TaskQueue::wait_for_changes
 
 use std::collections::HashMap;
@@ -16,16 +20,18 @@ use std::time::Duration;
 
 use axum::extract::{Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use futures::Stream;
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::board::{StageCache, queue_cards};
 use super::events::KEEP_ALIVE;
+use super::permission_feed::PermissionFeed;
 use crate::board::card::{Card, Filter};
 use crate::board::snapshots::comparable;
 use crate::error::ApiError;
-use crate::state::{Shared, StreamGuard};
+use crate::state::Shared;
 
 /// This area's routes (`routes/mod.rs` merges every area's).
 pub(super) fn routes() -> axum::Router<Shared> {
@@ -58,7 +64,6 @@ struct Watch {
     pending: Vec<Event>,
     /// The queue's change counter when the cards were last read (0: never).
     seen: u64,
-    _guard: StreamGuard,
 }
 
 impl Watch {
@@ -102,16 +107,43 @@ impl Watch {
     }
 }
 
+/// The stream's messages: the queue's cards and the permission requests, each when this
+/// server has them.
+type Messages = BoxStream<'static, Result<Event, Infallible>>;
+
 /// `GET /v1/board/events?repo=&provider=&worker=&limit=`.
 pub async fn board_events(
     State(state): State<Shared>,
     Query(query): Query<BoardEventsQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    if state.queue.is_none() {
-        return Err(ApiError::not_found(
-            "no task queue: the board is live with serve --queue URL",
-        ));
-    }
+    let permissions = state
+        .composition
+        .permission_store()
+        .map(|store| PermissionFeed::new(store, None).into_stream());
+    let guard = state.http.stream_opened();
+    let cards = state.queue.is_some().then(|| card_messages(state, query));
+    let stream: Messages = match (cards, permissions) {
+        (Some(cards), Some(permissions)) => futures::stream::select(cards, permissions).boxed(),
+        (Some(cards), None) => cards.boxed(),
+        (None, Some(permissions)) => permissions.boxed(),
+        (None, None) => {
+            return Err(ApiError::not_found(
+                "no task queue and no permission requests: the board is live with serve --queue URL",
+            ));
+        }
+    };
+    // Counted open for as long as the client keeps it.
+    let stream = stream
+        .map(move |message| {
+            let _open = &guard;
+            message
+        })
+        .boxed();
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+/// The queue's changed cards, from the snapshot the page holds (`from=`).
+fn card_messages(state: Shared, query: BoardEventsQuery) -> Messages {
     let snapshot = query
         .from
         .as_deref()
@@ -130,12 +162,11 @@ pub async fn board_events(
         stages: snapshot.stages,
         pending: Vec::new(),
         seen: snapshot.counter,
-        _guard: state.http.stream_opened(),
         state,
     };
-    let stream = futures::stream::unfold(watch, |mut watch| async move {
+    futures::stream::unfold(watch, |mut watch| async move {
         let event = watch.next().await?;
         Some((Ok(event), watch))
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    })
+    .boxed()
 }

@@ -13,6 +13,9 @@ mod chat;
 mod events;
 mod health;
 mod metrics;
+mod permission_feed;
+#[cfg(test)]
+mod permission_feed_tests;
 pub(crate) mod permissions;
 #[cfg(test)]
 mod permissions_tests;

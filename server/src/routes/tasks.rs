@@ -5,7 +5,9 @@
 //! machine streams as its worker appends them (PostgreSQL: woken by NOTIFY; SQLite: a short
 //! poll). `id:` is the event's per-task sequence number, so `Last-Event-ID` (or `?after=N`)
 //! resumes after N; once the task is final and every event was sent, a last `task` message
-//! carries the task with its report and the stream ends.
+//! carries the task with its report and the stream ends. The task's permission requests
+//! come on it too, until it ends (`permission_requested`, `permission_decided`, no `id:`;
+//! see [`super::permission_feed`]).
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -21,11 +23,12 @@ use forge_domain::ForgeError;
 use forge_domain::queue::{QueueEvent, QueueSubmission, QueuedTask};
 use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::events::{EventsQuery, KEEP_ALIVE, resume_point};
+use super::permission_feed::PermissionFeed;
 use crate::error::ApiError;
 use crate::state::{Shared, StreamGuard};
 
@@ -297,6 +300,8 @@ struct Tail {
     pending: VecDeque<Event>,
     done: bool,
     _guard: StreamGuard,
+    /// Dropped with the tail: the task's permission requests end with its events.
+    _ended: tokio::sync::oneshot::Sender<()>,
 }
 
 impl Tail {
@@ -368,6 +373,13 @@ pub async fn events(
     let after = resume_point(&headers, query.after)?;
     let queue = queue(&state)?;
     find(&*queue, &id).await?;
+    let (ended, end) = tokio::sync::oneshot::channel();
+    let permissions = state.composition.permission_store().map(|store| {
+        let owner = forge_domain::permission::PermissionOwner::Task(id.clone());
+        PermissionFeed::new(store, Some(owner))
+            .into_stream()
+            .take_until(end)
+    });
     let tail = Tail {
         queue,
         id,
@@ -375,11 +387,16 @@ pub async fn events(
         pending: VecDeque::new(),
         done: false,
         _guard: state.http.stream_opened(),
+        _ended: ended,
     };
     let stream = futures::stream::unfold(tail, |mut tail| async move {
         let message = tail.next().await?;
         Some((Ok(message), tail))
     });
+    let stream = match permissions {
+        Some(permissions) => futures::stream::select(stream, permissions).boxed(),
+        None => stream.boxed(),
+    };
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }
 

@@ -12,6 +12,7 @@
 //! | `perm_terminal` | `run` under a pseudo-terminal: the prompt is answered `y` ([`super::permissions_surfaces`]) |
 //! | `perm_serve` | `serve`: the request at `GET /v1/permissions`, allowed by `POST`, a second `POST` 409, both events on the run's SSE stream |
 //! | `perm_board` | (claude) the board in Chromium: the request in "Waiting for you" on two pages, Allow on one, a later Deny on the other told the allow stands |
+//! | `perm_queue` | (claude) a queued task (`task submit --queue --permission-mode ask`): its request answered from another process with `permissions list/allow --queue`, the command run and delivered; a second decision exits 4 ([`super::permissions_queue`]) |
 //! | `perm_refused` | codex and gemini as their own CLIs cannot ask: refused (exit 2) naming the ACP agent to use |
 
 use std::io::{BufRead, BufReader};
@@ -30,7 +31,7 @@ use super::{Ctx, ServerProcess, say};
 pub(super) const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The cases, in the order each agent runs them.
-const CASES: [&str; 8] = [
+const CASES: [&str; 9] = [
     "perm_allow",
     "perm_deny",
     "perm_session",
@@ -39,6 +40,7 @@ const CASES: [&str; 8] = [
     "perm_terminal",
     "perm_serve",
     "perm_board",
+    "perm_queue",
 ];
 
 /// codex's and gemini's own CLIs: `ask` refused, naming their ACP agents.
@@ -131,6 +133,8 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<Vec<Verdict>> {
                 .filter(|c| ctx.scenarios.contains(c))
                 // One browser flow is enough: the board shows every agent's requests alike.
                 .filter(|c| *c != "perm_board" || agent.label == "claude")
+                // One queued task too: the queue carries every agent's requests alike.
+                .filter(|c| *c != "perm_queue" || agent.label == "claude")
                 .collect();
             std::thread::spawn(move || {
                 cases
@@ -414,6 +418,7 @@ fn run_case(suite: &Suite, agent: Agent, case: &str) -> anyhow::Result<()> {
         "perm_terminal" => super::permissions_surfaces::terminal(suite, agent),
         "perm_serve" => super::permissions_surfaces::serve(suite, agent),
         "perm_board" => super::permissions_board::board(suite, agent),
+        "perm_queue" => super::permissions_queue::queued(suite, agent),
         other => bail!("unknown case {other}"),
     }
 }
