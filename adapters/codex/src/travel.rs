@@ -130,13 +130,11 @@ mod tests {
         let files = FsFiles::new();
         let day = a.path().join(".codex/sessions/2026/11/28");
         let name = format!("rollout-2026-11-28T05-40-35-{THREAD}.jsonl");
-        let write = |path: PathBuf, text: &'static str| {
-            async move {
-                files
-                    .write(&path, text.as_bytes())
-                    .await
-                    .unwrap_or_else(|e| panic!("{e}"))
-            }
+        let write = |path: PathBuf, text: &'static str| async move {
+            files
+                .write(&path, text.as_bytes())
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
         };
         write(day.join(&name), META).await;
         // Another thread, the auth file and a state database stay behind.
