@@ -63,6 +63,11 @@ fn start_github() -> anyhow::Result<Github> {
 fn machine(dir: &Path, name: &str, project_toml: &str, api_url: &str) -> anyhow::Result<PathBuf> {
     let home = dir.join(format!("machine-{name}"));
     std::fs::create_dir_all(&home)?;
+    let project_toml = if project_toml.is_empty() {
+        String::new()
+    } else {
+        super::pulls_env::fixed_cli_home(dir, project_toml.to_owned(), &home)?
+    };
     std::fs::write(
         home.join("forge-config.toml"),
         format!(

@@ -395,25 +395,7 @@ fn start_worker(
 ) -> anyhow::Result<Worker> {
     let home = case.dir.join("machine-a");
     std::fs::create_dir_all(&home)?;
-    // The CLI keeps its sessions in one home on this machine, as claude's `~/.claude` on a
-    // real one: a run's private home (`isolate_home`) lives in its bundle inside the work
-    // tree, which delivery removes, so a follow-up could not resume the session there.
-    let mut cli = case.offline.project_toml();
-    if !cli.lines().any(|l| l.starts_with("home = ")) {
-        std::fs::create_dir_all(home.join("cli-home"))?;
-        // codex reads its provider from `$CODEX_HOME`, which a run's private home copies
-        // from the template; the fixed home holds it once.
-        let template = case.dir.join("codex-template/config.toml");
-        if template.is_file() {
-            std::fs::create_dir_all(home.join("cli-home/.codex"))?;
-            std::fs::copy(&template, home.join("cli-home/.codex/config.toml"))?;
-        }
-        let fixed = format!(
-            "isolate_home = false\nhome = \"{}\"\n",
-            home.join("cli-home").display()
-        );
-        cli = cli.replace("isolate_home = true\n", &fixed);
-    }
+    let cli = fixed_cli_home(&case.dir, case.offline.project_toml(), &home)?;
     std::fs::write(home.join("forge-config.toml"), format!("{cli}{forges}"))?;
     let bare = case.dir.join("remote.git");
     std::fs::write(
@@ -461,4 +443,32 @@ fn start_serve(
     );
     let base = super::server::listening_on(&mut serve.0)?;
     Ok((serve, base))
+}
+
+/// The provider's settings with the CLI's sessions kept in one home on this machine (as
+/// claude's `~/.claude` on a real one): a run's private home (`isolate_home`) lives in its
+/// bundle inside the work tree, which delivery removes, so a follow-up could not resume the
+/// session there.
+pub(super) fn fixed_cli_home(
+    case_dir: &Path,
+    project_toml: String,
+    home: &Path,
+) -> anyhow::Result<String> {
+    let mut cli = project_toml;
+    if !cli.lines().any(|l| l.starts_with("home = ")) {
+        std::fs::create_dir_all(home.join("cli-home"))?;
+        // codex reads its provider from `$CODEX_HOME`, which a run's private home copies
+        // from the template; the fixed home holds it once.
+        let template = case_dir.join("codex-template/config.toml");
+        if template.is_file() {
+            std::fs::create_dir_all(home.join("cli-home/.codex"))?;
+            std::fs::copy(&template, home.join("cli-home/.codex/config.toml"))?;
+        }
+        let fixed = format!(
+            "isolate_home = false\nhome = \"{}\"\n",
+            home.join("cli-home").display()
+        );
+        cli = cli.replace("isolate_home = true\n", &fixed);
+    }
+    Ok(cli)
 }
