@@ -492,10 +492,10 @@ async fn the_repositorys_recorded_words_steer_not_the_defaults() {
         body: String::new(),
     };
     let cases = [
-        (inline("alice", "@forge rename it"), "ignored"),
+        (inline_new("alice", "@forge rename it"), "ignored"),
         (labelled("forge"), "ignored"),
-        (inline("alice", "@helpers rename it"), "ignored"),
-        (inline("alice", "@helper rename it"), "follow_up_queued"),
+        (inline_new("alice", "@helpers rename it"), "ignored"),
+        (inline_new("alice", "@helper rename it"), "follow_up_queued"),
         (labelled("agent"), "issue_task_queued"),
     ];
     for (n, (event, want)) in cases.into_iter().enumerate() {
