@@ -66,6 +66,22 @@ pub async fn confined_runtime(
     Ok(runtime_with(runner))
 }
 
+/// A builder for an agent of every shipped provider on the [`confined_runtime`], secrets of
+/// the environment redacted: what each agent-running command starts from.
+///
+/// # Errors
+/// [`Failure`](crate::exit::Failure) as [`confined_runtime`]; a usage error for a
+/// configuration the builder refuses.
+pub async fn configured_agent(
+    config: &forge_app::config::EffectiveConfig,
+    flags: &crate::args::ConfigFlags,
+) -> Result<CodeAgentBuilder, crate::exit::Failure> {
+    let builder =
+        CodeAgent::builder_from_config(config, registry(), confined_runtime(flags).await?)
+            .map_err(|e| crate::exit::Failure::Usage(e.to_string()))?;
+    Ok(builder.redactor(environment_redactor()))
+}
+
 /// [`runtime`] over a sandboxed runner the command chose (`--sandbox`, checked available).
 pub fn runtime_with(sandboxed: Arc<SandboxedRunner>) -> Runtime {
     let runner: Arc<dyn ProcessRunner> = sandboxed;

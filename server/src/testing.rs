@@ -103,3 +103,37 @@ pub fn runtime() -> Runtime {
         ids: Arc::new(forge_adapter_telemetry::UuidV7Ids::new()),
     }
 }
+
+/// The parts of a test server confined to `root`, with the test composition and no queue;
+/// each test changes what it needs.
+pub fn parts(root: &Path, token: Option<&str>) -> crate::ServerParts {
+    crate::ServerParts {
+        roots: crate::Roots::new(&[root.to_path_buf()]).unwrap(),
+        token: token.map(str::to_owned),
+        runtime: runtime(),
+        composition: Arc::new(TestComposition::default()),
+        sink: None,
+        queue: None,
+    }
+}
+
+/// Serves `parts` on an ephemeral loopback port on this test's runtime: the base URL.
+pub async fn serve(parts: crate::ServerParts) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let router = crate::router(crate::ServerState::new(parts));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    base
+}
+
+/// Sends `request`: its status and its JSON answer (`Null` when the body is not JSON).
+pub async fn call(request: reqwest::RequestBuilder) -> (u16, serde_json::Value) {
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (
+        status,
+        response.json().await.unwrap_or(serde_json::Value::Null),
+    )
+}

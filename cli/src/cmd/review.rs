@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
-use forge_app::CodeAgent;
 use forge_app::config::{DEFAULT_REVIEW_OUT_DIR, ReviewConfig, parse_review_config};
 use forge_app::from_config::apply_request_defaults;
 use forge_app::review::{DEFAULT_PROMPT_BUDGET, ReviewPorts, ReviewRequest, Reviewer};
@@ -112,13 +111,10 @@ pub async fn run(args: ReviewArgs) -> Result<u8, Failure> {
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_REVIEW_OUT_DIR)),
         ),
     };
-    let agent = CodeAgent::builder_from_config(
-        &config,
-        compose::registry(),
-        compose::confined_runtime(&flags).await?,
-    )
-    .and_then(|b| b.redactor(compose::environment_redactor()).build())
-    .map_err(|e| Failure::Usage(e.to_string()))?;
+    let agent = compose::configured_agent(&config, &flags)
+        .await?
+        .build()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     agent.end_orphans_of_finished_runs().await;
     let provider = ProviderId::new(config.default_provider.value.clone())
         .map_err(|e| Failure::Usage(format!("--provider: {e}")))?;

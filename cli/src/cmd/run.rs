@@ -33,14 +33,9 @@ pub async fn run(args: RunArgs, live: bool) -> Result<u8, Failure> {
         Some(url) => Some(compose::event_sink(url).map_err(Failure::Usage)?),
         None => None,
     };
-    let mut builder = CodeAgent::builder_from_config(
-        &config,
-        compose::registry(),
-        compose::confined_runtime(&args.config).await?,
-    )
-    .map_err(|e| Failure::Usage(e.to_string()))?
-    .redactor(compose::environment_redactor())
-    .tool_host(compose::tool_host());
+    let mut builder = compose::configured_agent(&config, &args.config)
+        .await?
+        .tool_host(compose::tool_host());
     if let Some(sink) = &sink {
         builder = builder.event_sink(Arc::clone(sink) as Arc<dyn EventSink>);
     }

@@ -14,8 +14,8 @@ use forge_domain::task::TaskId;
 use forge_ports::TaskQueue;
 use serde_json::{Value, json};
 
-use crate::testing::{TestComposition, runtime};
-use crate::{Roots, ServerParts, ServerState, router};
+use crate::ServerParts;
+use crate::testing::{self, parts, serve};
 
 const TOKEN: &str = "s3cret";
 
@@ -32,19 +32,11 @@ async fn start() -> Server {
     let root = dir.path().join("root");
     std::fs::create_dir(&root).unwrap();
     let queue = Arc::new(SqliteStore::open(dir.path().join("queue.db")).unwrap());
-    let state = ServerState::new(ServerParts {
-        roots: Roots::new(std::slice::from_ref(&root)).unwrap(),
-        token: Some(TOKEN.into()),
-        runtime: runtime(),
-        composition: Arc::new(TestComposition::default()),
-        sink: None,
+    let base = serve(ServerParts {
         queue: Some((queue.clone(), queue.clone())),
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router(state)).await;
-    });
+        ..parts(&root, Some(TOKEN))
+    })
+    .await;
     Server {
         base,
         queue,
@@ -221,9 +213,7 @@ async fn call(
     if let Some(body) = body {
         request = request.json(&body);
     }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    testing::call(request).await
 }
 
 async fn get(server: &Server, path: &str) -> (u16, Value) {
@@ -619,19 +609,7 @@ async fn the_page_opens_on_the_board_with_a_queue_and_on_the_chat_without() {
     assert!(text.contains(r#"<body data-home="board">"#), "{text}");
 
     let dir = tempfile::tempdir().unwrap();
-    let state = ServerState::new(ServerParts {
-        roots: Roots::new(&[dir.path().to_path_buf()]).unwrap(),
-        token: None,
-        runtime: runtime(),
-        composition: Arc::new(TestComposition::default()),
-        sink: None,
-        queue: None,
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router(state)).await;
-    });
+    let base = serve(parts(dir.path(), None)).await;
     let text = page(base).await;
     assert!(text.contains(r#"<body data-home="chat">"#), "{text}");
     assert!(!text.contains("data-home=\"board\""), "{text}");

@@ -23,6 +23,8 @@ mod queue_approvals;
 mod runs;
 mod tasks;
 mod tasks_followup;
+#[cfg(test)]
+mod tasks_followup_tests;
 mod web;
 mod webhooks;
 #[cfg(test)]

@@ -13,8 +13,8 @@ use forge_ports::{PermissionRequests, TaskQueue};
 use forge_testkit::permission_contract::{request, run, task};
 use serde_json::{Value, json};
 
-use crate::testing::{TestComposition, runtime};
-use crate::{Roots, ServerParts, ServerState, router};
+use crate::ServerParts;
+use crate::testing::{TestComposition, parts, serve};
 
 const TOKEN: &str = "s3cret";
 
@@ -33,25 +33,18 @@ async fn start(queue: bool, permissions: bool) -> Server {
     std::fs::create_dir(&root).unwrap();
     let file = dir.path().join("forge.db");
     let store = Arc::new(SqliteStore::open(&file).unwrap());
-    let state = ServerState::new(ServerParts {
-        roots: Roots::new(std::slice::from_ref(&root)).unwrap(),
-        token: Some(TOKEN.into()),
-        runtime: runtime(),
+    let base = serve(ServerParts {
         composition: Arc::new(TestComposition {
             permissions: permissions.then(|| store.clone() as Arc<dyn PermissionRequests>),
             ..TestComposition::default()
         }),
-        sink: None,
         queue: queue.then(|| {
             let links: Arc<dyn forge_ports::ShareLinks> = store.clone();
             (store.clone() as Arc<dyn TaskQueue>, links)
         }),
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router(state)).await;
-    });
+        ..parts(&root, Some(TOKEN))
+    })
+    .await;
     Server {
         base,
         other: SqliteStore::open(&file).unwrap(),

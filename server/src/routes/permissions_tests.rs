@@ -10,8 +10,8 @@ use forge_ports::PermissionRequests;
 use forge_testkit::permission_contract::{request, run, task};
 use serde_json::{Value, json};
 
-use crate::testing::{TestComposition, runtime};
-use crate::{Roots, ServerParts, ServerState, router};
+use crate::ServerParts;
+use crate::testing::{self, TestComposition, parts, serve};
 
 const TOKEN: &str = "s3cret";
 
@@ -27,22 +27,14 @@ async fn start() -> Server {
     let root = dir.path().join("root");
     std::fs::create_dir(&root).unwrap();
     let store = Arc::new(SqliteStore::open(dir.path().join("forge.db")).unwrap());
-    let state = ServerState::new(ServerParts {
-        roots: Roots::new(std::slice::from_ref(&root)).unwrap(),
-        token: Some(TOKEN.into()),
-        runtime: runtime(),
+    let base = serve(ServerParts {
         composition: Arc::new(TestComposition {
             permissions: Some(store.clone() as Arc<dyn PermissionRequests>),
             ..TestComposition::default()
         }),
-        sink: None,
-        queue: None,
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router(state)).await;
-    });
+        ..parts(&root, Some(TOKEN))
+    })
+    .await;
     Server {
         base,
         store,
@@ -91,9 +83,7 @@ async fn call_as(
     if let Some(body) = body {
         request = request.json(&body);
     }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    testing::call(request).await
 }
 
 /// Two pending requests (a run's and a queued task's) and one already decided.

@@ -239,16 +239,25 @@ pub async fn submit(
         })?
         .into_string();
     let task = queue.submit(&submission).await.map_err(queue_error)?;
-    let body = json!({
+    Ok(created(&task, json!({})))
+}
+
+/// 201 for a task just queued: where it is (`Location`), its id and its event stream, with
+/// `extra`'s fields.
+pub(super) fn created(task: &QueuedTask, extra: Value) -> Response {
+    let mut body = json!({
         "task_id": task.task_id,
         "events_url": format!("/v1/tasks/{}/events", task.task_id),
     });
-    Ok((
+    if let (Some(body), Value::Object(extra)) = (body.as_object_mut(), extra) {
+        body.extend(extra);
+    }
+    (
         StatusCode::CREATED,
         [("location", format!("/v1/tasks/{}", task.task_id))],
         Json(body),
     )
-        .into_response())
+        .into_response()
 }
 
 /// `DELETE /v1/tasks/{id}`: the queue's cancel — a queued task ends at once (200), a running

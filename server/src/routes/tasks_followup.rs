@@ -6,8 +6,8 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+
+use axum::response::Response;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -45,15 +45,5 @@ pub async fn followup(
     let submission = forge_app::queue::submission(id, repo, body.prompt, &options, attempts)
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let task = queue.submit(&submission).await.map_err(queue_error)?;
-    let body = json!({
-        "task_id": task.task_id,
-        "parent": parent_id,
-        "events_url": format!("/v1/tasks/{}/events", task.task_id),
-    });
-    Ok((
-        StatusCode::CREATED,
-        [("location", format!("/v1/tasks/{}", task.task_id))],
-        Json(body),
-    )
-        .into_response())
+    Ok(super::tasks::created(&task, json!({"parent": parent_id})))
 }

@@ -12,8 +12,8 @@ use forge_ports::TaskQueue;
 use forge_testkit::fakes::{MemoryForge, SequentialIds};
 use serde_json::{Value, json};
 
-use crate::testing::{TestComposition, runtime};
-use crate::{Roots, ServerParts, ServerState, router};
+use crate::ServerParts;
+use crate::testing::{self, TestComposition, parts, serve};
 
 const SECRET: &[u8] = b"hook-s3cret";
 
@@ -41,22 +41,15 @@ async fn start() -> Server {
         codec: Arc::new(Webhooks),
         settings: FeedbackSettings::default(),
     });
-    let state = ServerState::new(ServerParts {
-        roots: Roots::new(&[dir.path().to_path_buf()]).unwrap(),
-        token: Some("api-token".into()),
-        runtime: runtime(),
+    let base = serve(ServerParts {
         composition: Arc::new(TestComposition {
             feedback: Some(Arc::new(feedback)),
             ..TestComposition::default()
         }),
-        sink: None,
         queue: Some((queue.clone(), queue.clone())),
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router(state)).await;
-    });
+        ..parts(dir.path(), Some("api-token"))
+    })
+    .await;
     Server {
         base,
         queue,
@@ -91,9 +84,7 @@ async fn post(
     if let Some(secret) = secret {
         request = request.header("x-hub-signature-256", github_signature(secret, body));
     }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    testing::call(request).await
 }
 
 async fn queued(server: &Server) -> usize {

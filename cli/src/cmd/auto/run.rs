@@ -4,9 +4,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use forge_adapter_fs::{FsLoopStore, StopFile};
+use forge_app::AutoLoop;
 use forge_app::autoloop::RequestShaper;
 use forge_app::from_config::apply_request_defaults;
-use forge_app::{AutoLoop, CodeAgent};
 use forge_domain::autoloop::{StopReason, render_markdown};
 use forge_domain::{ForgeError, PermissionMode};
 use forge_ports::LoopStore;
@@ -40,13 +40,10 @@ pub async fn run(args: AutoArgs) -> Result<u8, Failure> {
         return Ok(1);
     }
 
-    let agent = CodeAgent::builder_from_config(
-        &config,
-        compose::registry(),
-        compose::confined_runtime(&flags).await?,
-    )
-    .and_then(|b| b.redactor(compose::environment_redactor()).build())
-    .map_err(|e| Failure::Usage(e.to_string()))?;
+    let agent = compose::configured_agent(&config, &flags)
+        .await?
+        .build()
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let permission: Option<PermissionMode> = args.permission_mode.map(Into::into);
     let shaper_config = config.clone();
     let shaper: RequestShaper = Arc::new(move |request| {

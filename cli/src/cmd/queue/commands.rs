@@ -100,17 +100,58 @@ fn value_name(arg: impl clap::ValueEnum) -> Option<String> {
     arg.to_possible_value().map(|v| v.get_name().to_owned())
 }
 
+/// What a submission puts in the queue besides its prompt.
+struct Planned {
+    repo: String,
+    options: TaskOptions,
+    max_attempts: u32,
+}
+
+/// `task submit`: a new task, or with `--follow-up` a follow-up of a queued one; prints the
+/// new task's id.
 pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
-    if let Some(parent) = &args.follow_up {
-        return submit_followup(&args, parent).await;
+    let (queue, planned, prompt) = match &args.follow_up {
+        Some(parent) => {
+            let prompt = read_prompt(args.task.as_deref())?;
+            let queue = open(&args.queue.url()?).await?;
+            let planned = followup(queue.as_ref(), &args, parent).await?;
+            (queue, planned, prompt)
+        }
+        None => {
+            let repo = args.repo.clone().unwrap_or_default();
+            if repo.trim().is_empty() {
+                return Err(Failure::Usage(
+                    "--repo: the repository URL is empty".to_owned(),
+                ));
+            }
+            let prompt = read_prompt(args.task.as_deref())?;
+            let planned = new_task(&args, repo)?;
+            (open(&args.queue.url()?).await?, planned, prompt)
+        }
+    };
+    let run_id = forge_adapter_telemetry::UuidV7Ids::new().run_id();
+    let task_id = TaskId::new(format!("q-{run_id}"))
+        .map_err(|e| Failure::Other(anyhow::anyhow!("a new task id: {e}")))?;
+    let submission = forge_app::queue::submission(
+        task_id,
+        planned.repo,
+        prompt,
+        &planned.options,
+        Some(planned.max_attempts),
+    )
+    .map_err(|e| Failure::Usage(e.to_string()))?;
+    let task = queue.submit(&submission).await.map_err(failure)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let _ = write_json_pretty(&mut out, &serde_json::json!({"task_id": task.task_id}));
+    } else {
+        let _ = writeln!(out, "{}", task.task_id);
     }
-    let repo = args.repo.clone().unwrap_or_default();
-    if repo.trim().is_empty() {
-        return Err(Failure::Usage(
-            "--repo: the repository URL is empty".to_owned(),
-        ));
-    }
-    let prompt = read_prompt(args.task.as_deref())?;
+    Ok(exit::SUCCESS)
+}
+
+/// A new task's options from the flags, its context files read.
+fn new_task(args: &SubmitArgs, repo: String) -> Result<Planned, Failure> {
     let mut context_files = Vec::new();
     for path in &args.brief.context_files {
         let text = std::fs::read_to_string(path)
@@ -121,14 +162,14 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
         });
     }
     let options = TaskOptions {
-        provider: args.provider,
-        model: args.model,
-        base: args.base,
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        base: args.base.clone(),
         push: args.push,
-        expected: args.brief.expected,
+        expected: args.brief.expected.clone(),
         task_type: args.brief.task_type.and_then(value_name),
-        goal_title: args.brief.goal_title,
-        goal_description: args.brief.goal_description,
+        goal_title: args.brief.goal_title.clone(),
+        goal_description: args.brief.goal_description.clone(),
         permission_mode: args.permission_mode.and_then(value_name),
         context_files,
         followup: None,
@@ -141,50 +182,22 @@ pub async fn submit(args: SubmitArgs) -> Result<u8, Failure> {
             .max_attempts
             .unwrap_or(DEFAULT_MAX_ATTEMPTS),
     };
-    let queue = open(&args.queue.url()?).await?;
-    queue_submission(
-        queue.as_ref(),
+    Ok(Planned {
         repo,
-        prompt,
-        &options,
+        options,
         max_attempts,
-        args.json,
-    )
-    .await
-}
-
-/// Submits a task under a new id and prints the id.
-async fn queue_submission(
-    queue: &dyn TaskQueue,
-    repo: String,
-    prompt: String,
-    options: &TaskOptions,
-    max_attempts: u32,
-    json: bool,
-) -> Result<u8, Failure> {
-    let run_id = forge_adapter_telemetry::UuidV7Ids::new().run_id();
-    let task_id = TaskId::new(format!("q-{run_id}"))
-        .map_err(|e| Failure::Other(anyhow::anyhow!("a new task id: {e}")))?;
-    let submission =
-        forge_app::queue::submission(task_id, repo, prompt, options, Some(max_attempts))
-            .map_err(|e| Failure::Usage(e.to_string()))?;
-    let task = queue.submit(&submission).await.map_err(failure)?;
-    let mut out = std::io::stdout().lock();
-    if json {
-        let _ = write_json_pretty(&mut out, &serde_json::json!({"task_id": task.task_id}));
-    } else {
-        let _ = writeln!(out, "{}", task.task_id);
-    }
-    Ok(exit::SUCCESS)
+    })
 }
 
 /// `task submit --follow-up TASK_ID`: a follow-up of a queued task (issue 39), with the
-/// task's repository and options.
-async fn submit_followup(args: &SubmitArgs, parent: &str) -> Result<u8, Failure> {
-    let prompt = read_prompt(args.task.as_deref())?;
+/// task's repository and options; `--model` and `--permission-mode` may change.
+async fn followup(
+    queue: &dyn TaskQueue,
+    args: &SubmitArgs,
+    parent: &str,
+) -> Result<Planned, Failure> {
     let id =
         TaskId::new(parent.to_owned()).map_err(|e| Failure::Usage(format!("--follow-up: {e}")))?;
-    let queue = open(&args.queue.url()?).await?;
     let task = queue
         .task(&id)
         .await
@@ -198,16 +211,11 @@ async fn submit_followup(args: &SubmitArgs, parent: &str) -> Result<u8, Failure>
     if let Some(mode) = args.permission_mode.and_then(value_name) {
         options.permission_mode = Some(mode);
     }
-    let max_attempts = args.max_attempts.unwrap_or(task.max_attempts);
-    queue_submission(
-        queue.as_ref(),
+    Ok(Planned {
         repo,
-        prompt,
-        &options,
-        max_attempts,
-        args.json,
-    )
-    .await
+        options,
+        max_attempts: args.max_attempts.unwrap_or(task.max_attempts),
+    })
 }
 
 fn parse_id(id: &str) -> Result<TaskId, Failure> {

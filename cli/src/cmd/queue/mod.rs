@@ -65,18 +65,65 @@ pub fn queue_url(flag: Option<&str>) -> Result<Option<String>, Failure> {
     }
 }
 
-/// Opens (migrating) the queue at `url`.
-pub async fn open(url: &str) -> Result<Arc<dyn TaskQueue>, Failure> {
-    match parse_url(url)? {
-        QueueUrl::Postgres(url) => Ok(Arc::new(PgQueue::connect(&url).await.map_err(failure)?)),
-        QueueUrl::Sqlite(path) => {
-            let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
-                .await
-                .map_err(|e| Failure::Other(anyhow::anyhow!("opening the queue: {e}")))?
-                .map_err(failure)?;
-            Ok(Arc::new(store))
+/// The queue's database at `url`, opened (and migrated) once: every port the commands need
+/// of it — tasks, share links, deliveries, sessions — is a view of this one handle.
+enum Database {
+    Postgres(Arc<PgQueue>),
+    Sqlite(Arc<SqliteStore>),
+}
+
+impl Database {
+    async fn open(url: &str) -> Result<Self, Failure> {
+        match parse_url(url)? {
+            QueueUrl::Postgres(url) => Ok(Self::Postgres(Arc::new(
+                PgQueue::connect(&url).await.map_err(failure)?,
+            ))),
+            QueueUrl::Sqlite(path) => {
+                // rusqlite is blocking: opening (and migrating) runs off the runtime's threads.
+                let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
+                    .await
+                    .map_err(|e| Failure::Other(anyhow::anyhow!("opening the queue: {e}")))?
+                    .map_err(failure)?;
+                Ok(Self::Sqlite(Arc::new(store)))
+            }
         }
     }
+
+    fn queue(&self) -> Arc<dyn TaskQueue> {
+        match self {
+            Self::Postgres(db) => db.clone(),
+            Self::Sqlite(db) => db.clone(),
+        }
+    }
+
+    fn shares(&self) -> Arc<dyn forge_ports::ShareLinks> {
+        match self {
+            Self::Postgres(db) => db.clone(),
+            Self::Sqlite(db) => db.clone(),
+        }
+    }
+
+    fn deliveries(&self) -> Arc<dyn forge_ports::ForgeDeliveries> {
+        match self {
+            Self::Postgres(db) => db.clone(),
+            Self::Sqlite(db) => db.clone(),
+        }
+    }
+
+    fn sessions(&self) -> Arc<dyn forge_ports::SessionArchives> {
+        match self {
+            Self::Postgres(db) => db.clone(),
+            Self::Sqlite(db) => db.clone(),
+        }
+    }
+}
+
+/// Opens (migrating) the queue at `url`.
+///
+/// # Errors
+/// [`Failure`] for a bad URL (usage) or a queue that cannot be opened.
+pub async fn open(url: &str) -> Result<Arc<dyn TaskQueue>, Failure> {
+    Ok(Database::open(url).await?.queue())
 }
 
 /// The queue at `url` and the share links kept beside its tasks (one database, one handle).
@@ -86,54 +133,24 @@ pub async fn open(url: &str) -> Result<Arc<dyn TaskQueue>, Failure> {
 pub async fn open_with_shares(
     url: &str,
 ) -> Result<(Arc<dyn TaskQueue>, Arc<dyn forge_ports::ShareLinks>), Failure> {
-    match parse_url(url)? {
-        QueueUrl::Postgres(url) => {
-            let queue = Arc::new(PgQueue::connect(&url).await.map_err(failure)?);
-            Ok((queue.clone(), queue))
-        }
-        QueueUrl::Sqlite(path) => {
-            let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
-                .await
-                .map_err(|e| Failure::Other(anyhow::anyhow!("opening the queue: {e}")))?
-                .map_err(failure)?;
-            let store = Arc::new(store);
-            Ok((store.clone(), store))
-        }
-    }
+    let db = Database::open(url).await?;
+    Ok((db.queue(), db.shares()))
 }
 
 /// The store that remembers the forges' deliveries, beside the queue at `url`.
 ///
 /// # Errors
-/// [`Failure`] when the queue's database cannot be opened.
+/// As [`open`].
 pub async fn open_deliveries(url: &str) -> Result<Arc<dyn forge_ports::ForgeDeliveries>, Failure> {
-    match parse_url(url)? {
-        QueueUrl::Postgres(url) => Ok(Arc::new(PgQueue::connect(&url).await.map_err(failure)?)),
-        QueueUrl::Sqlite(path) => {
-            let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
-                .await
-                .map_err(|e| Failure::Other(anyhow::anyhow!("opening the queue: {e}")))?
-                .map_err(failure)?;
-            Ok(Arc::new(store))
-        }
-    }
+    Ok(Database::open(url).await?.deliveries())
 }
 
 /// The agent sessions stored with the queue's tasks, beside the queue at `url` (issue 39).
 ///
 /// # Errors
-/// [`Failure`] when the queue's database cannot be opened.
+/// As [`open`].
 pub async fn open_sessions(url: &str) -> Result<Arc<dyn forge_ports::SessionArchives>, Failure> {
-    match parse_url(url)? {
-        QueueUrl::Postgres(url) => Ok(Arc::new(PgQueue::connect(&url).await.map_err(failure)?)),
-        QueueUrl::Sqlite(path) => {
-            let store = tokio::task::spawn_blocking(move || SqliteStore::open(path))
-                .await
-                .map_err(|e| Failure::Other(anyhow::anyhow!("opening the queue: {e}")))?
-                .map_err(failure)?;
-            Ok(Arc::new(store))
-        }
-    }
+    Ok(Database::open(url).await?.sessions())
 }
 
 /// A queue error as a command failure: a bad request is a usage error (exit 2), an

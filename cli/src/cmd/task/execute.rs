@@ -155,43 +155,32 @@ pub async fn execute(
     let _ = printer.await;
     watcher.abort();
     let outcome = result.map_err(failure_of)?;
+    let delivered = match deliver {
+        Deliver::No => {
+            return Ok(Executed {
+                outcome,
+                undelivered: None,
+            });
+        }
+        Deliver::Using(delivery) => match crate::cmd::delivery::reconciled(*delivery).await {
+            Ok(delivery) => delivery
+                .deliver(outcome.clone())
+                .await
+                .map_err(crate::cmd::delivery::failure),
+            Err(failure) => Err(failure),
+        },
+        Deliver::To { repo, push } => super::records::deliver(repo, outcome.clone(), push).await,
+    };
     // A delivery that fails still leaves the pipeline's report to print.
-    Ok(match deliver {
-        Deliver::No => Executed {
-            outcome,
+    Ok(match delivered {
+        Ok(delivered) => Executed {
+            outcome: delivered,
             undelivered: None,
         },
-        Deliver::Using(delivery) => {
-            let delivered = match crate::cmd::delivery::reconciled(*delivery).await {
-                Ok(delivery) => delivery
-                    .deliver(outcome.clone())
-                    .await
-                    .map_err(crate::cmd::delivery::failure),
-                Err(failure) => Err(failure),
-            };
-            match delivered {
-                Ok(delivered) => Executed {
-                    outcome: delivered,
-                    undelivered: None,
-                },
-                Err(failure) => Executed {
-                    outcome,
-                    undelivered: Some(failure),
-                },
-            }
-        }
-        Deliver::To { repo, push } => {
-            match super::records::deliver(repo, outcome.clone(), push).await {
-                Ok(delivered) => Executed {
-                    outcome: delivered,
-                    undelivered: None,
-                },
-                Err(failure) => Executed {
-                    outcome,
-                    undelivered: Some(failure),
-                },
-            }
-        }
+        Err(failure) => Executed {
+            outcome,
+            undelivered: Some(failure),
+        },
     })
 }
 

@@ -9,7 +9,6 @@ use forge_app::delivery::{Delivery, FollowupReply};
 use forge_app::task::TaskRequest;
 use forge_domain::task::TaskId;
 
-use forge_app::CodeAgent;
 use forge_app::config::TaskConfig;
 use forge_app::from_config::apply_request_defaults;
 use forge_domain::task::{StopReason, TaskOutcome};
@@ -91,24 +90,17 @@ pub async fn run(args: TaskRunArgs) -> Result<u8, Failure> {
         ),
         _ => None,
     };
-    let agent = CodeAgent::builder_from_config(
-        &config,
-        compose::registry(),
-        compose::confined_runtime(&flags).await?,
-    )
-    .and_then(|b| {
-        let redactor = compose::environment_redactor();
-        let mut b = b.redactor(redactor.clone());
-        if let Some(bridge) = bridge {
-            b = b.permissions(bridge);
-        }
-        // Under a worker the agent's events travel to the queue too.
-        if std::env::var_os(progress::TASK_ID_ENV).is_some() {
-            b = b.event_sink(Arc::new(progress::EventLines { redactor }));
-        }
-        b.build()
-    })
-    .map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut builder = compose::configured_agent(&config, &flags).await?;
+    if let Some(bridge) = bridge {
+        builder = builder.permissions(bridge);
+    }
+    // Under a worker the agent's events travel to the queue too.
+    if std::env::var_os(progress::TASK_ID_ENV).is_some() {
+        builder = builder.event_sink(Arc::new(progress::EventLines {
+            redactor: compose::environment_redactor(),
+        }));
+    }
+    let agent = builder.build().map_err(|e| Failure::Usage(e.to_string()))?;
     let provider_name = config.default_provider.value.clone();
     let provider = ProviderId::new(provider_name.clone())
         .map_err(|e| Failure::Usage(format!("--provider: {e}")))?;
