@@ -74,6 +74,7 @@ pub fn code(invocation: Invocation, work_tree: &Path, writable: &[PathBuf]) -> I
             c.with_writable(dir)
         });
     confinement.user_state = TOOLCHAIN_CACHES_IN_HOME.iter().map(Into::into).collect();
+    confinement.caches_from_env = true;
     invocation.confined(confinement)
 }
 

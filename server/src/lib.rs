@@ -16,6 +16,7 @@ mod composition;
 mod error;
 mod live;
 mod paths;
+mod permission_watch;
 mod routes;
 mod start;
 mod state;

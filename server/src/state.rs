@@ -35,6 +35,9 @@ pub struct ServerState {
     pub board_stages: tokio::sync::Mutex<crate::routes::board::BoardStages>,
     /// The boards pages received, until their live stream starts from them.
     pub board_snapshots: Mutex<crate::board::snapshots::Snapshots>,
+    /// The pending permission requests, read once for every open stream (`None`: the
+    /// composition keeps none).
+    pub permissions: Option<Arc<crate::permission_watch::PermissionWatch>>,
 }
 
 /// What the composition root hands the server.
@@ -53,6 +56,10 @@ impl ServerState {
     /// The shared state of a server over `parts`.
     pub fn new(parts: ServerParts) -> Shared {
         let (queue, shares) = parts.queue.unzip();
+        let permissions = parts
+            .composition
+            .permission_store()
+            .map(crate::permission_watch::PermissionWatch::new);
         Arc::new(Self {
             roots: parts.roots,
             token: parts.token,
@@ -65,6 +72,7 @@ impl ServerState {
             shares,
             board_stages: tokio::sync::Mutex::default(),
             board_snapshots: Mutex::default(),
+            permissions,
         })
     }
 }

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use forge_domain::sandbox::{Confinement, SandboxMode, SandboxSettings, fs_plan, state_dirs_named};
+use forge_domain::sandbox::{
+    Confinement, SandboxMode, SandboxSettings, fs_plan, state_dirs_named, toolchain_caches_named,
+};
 use forge_domain::{EndedOrphan, ForgeError};
 use forge_ports::{
     CapturedOutput, EgressSession, EnvSpec, Invocation, NetworkConfinement, ProcessRunner,
@@ -157,9 +159,16 @@ impl SandboxedRunner {
         } else {
             Vec::new()
         };
-        let confinement = named
+        let mut confinement = named
             .into_iter()
             .fold(confinement, Confinement::with_writable);
+        // The package caches code's environment puts outside the home (`CARGO_HOME`…):
+        // writable when present, as those in the home are.
+        if confinement.caches_from_env {
+            confinement.user_state.extend(toolchain_caches_named(
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            ));
+        }
         let confinement = settle(confinement)?;
         let home = self
             .config

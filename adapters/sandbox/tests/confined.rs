@@ -471,3 +471,65 @@ async fn the_clis_named_state_is_writable_and_the_rest_of_the_home_is_not_there(
     assert!(!code.contains("wrote-codex-home"), "{code}");
     assert!(code.contains("read-toolchain"), "{code}");
 }
+
+/// Code forge runs (a validation) writes the package caches its environment puts outside the
+/// home (`CARGO_HOME=/usr/local/cargo` in the rust image): a build that fetches a crate keeps
+/// it. The rest of that cargo home is not written, and the agent's CLI gets none of it.
+#[tokio::test]
+async fn code_writes_the_package_caches_its_environment_names_and_nothing_else_there() {
+    let scene = scene(false);
+    let runner = runner(SandboxMode::On, &scene.home, "bwrap");
+    let cargo_home = scene.outside.join("cargo");
+    std::fs::create_dir_all(cargo_home.join("registry/cache")).unwrap();
+    std::fs::write(cargo_home.join(".package-cache"), "").unwrap();
+    std::fs::write(cargo_home.join("config.toml"), "[build]").unwrap();
+    let script = format!(
+        "echo crate > '{cargo}/registry/cache/page_size-0.6.0.crate' && echo wrote-registry\n\
+         : > '{cargo}/.package-cache' && echo locked-package-cache\n\
+         echo x >> '{cargo}/config.toml' && echo wrote-config\n",
+        cargo = cargo_home.display(),
+    );
+    let invocation = |code: bool| {
+        let mut confinement = Confinement::work_tree(&scene.tree);
+        confinement.caches_from_env = code;
+        let mut invocation = Invocation::new("sh", vec!["-c".into(), script.clone()], &scene.tree)
+            .confined(confinement);
+        invocation
+            .env
+            .set
+            .insert("CARGO_HOME".into(), cargo_home.display().to_string());
+        invocation
+    };
+    let output = |code: bool| {
+        let runner = &runner;
+        let invocation = invocation(code);
+        async move {
+            let out = runner
+                .output(invocation, Duration::from_secs(30))
+                .await
+                .unwrap();
+            format!("{}{}", out.stdout, out.stderr)
+        }
+    };
+    let code = output(true).await;
+    for want in ["wrote-registry", "locked-package-cache"] {
+        assert!(code.contains(want), "{want} missing: {code}");
+    }
+    assert!(!code.contains("wrote-config"), "{code}");
+    assert_eq!(
+        std::fs::read_to_string(cargo_home.join("config.toml")).unwrap(),
+        "[build]"
+    );
+    assert_eq!(
+        std::fs::read_to_string(cargo_home.join("registry/cache/page_size-0.6.0.crate")).unwrap(),
+        "crate\n"
+    );
+    std::fs::remove_file(cargo_home.join("registry/cache/page_size-0.6.0.crate")).unwrap();
+    let agent = output(false).await;
+    assert!(!agent.contains("wrote-registry"), "{agent}");
+    assert!(
+        !cargo_home
+            .join("registry/cache/page_size-0.6.0.crate")
+            .exists()
+    );
+}

@@ -30,8 +30,13 @@ pub struct Confinement {
     pub credentials: Vec<String>,
     /// Relative to the CLI's home (the `HOME` its invocation sets, else the user's): the
     /// CLI's own state it writes when the run has no home of its own (`.claude`, `.codex`,
-    /// `.gemini`). Writable; the rest of that home is not.
+    /// `.gemini`), or the package caches code writes. Writable when present; the rest of
+    /// that home is not. An absolute entry is that path (a cache the environment names).
     pub user_state: Vec<PathBuf>,
+    /// Code forge runs (validation and install steps, tools, terminals): the package caches
+    /// its environment names outside the home ([`TOOLCHAIN_CACHE_VARS`]) are writable too.
+    #[serde(default)]
+    pub caches_from_env: bool,
     /// The agent's CLI (not code it runs): the state directories its environment names
     /// ([`STATE_DIR_VARS`]) are writable too.
     #[serde(default)]
@@ -106,6 +111,56 @@ pub const TOOLCHAIN_CACHES_IN_HOME: &[&str] = &[
     ".cache/go-build",
     "go/pkg/mod",
 ];
+
+/// Cargo's package caches inside its home (`~/.cargo` or `CARGO_HOME`): what a build that
+/// fetches a crate writes, and nothing else (`config.toml`, `credentials.toml`, `bin/` stay
+/// as they are).
+const CARGO_CACHES: &[&str] = &[
+    "registry",
+    "git",
+    ".package-cache",
+    ".package-cache-mutate",
+    ".global-cache",
+];
+
+/// Variables that put a package cache outside the home (the rust image's
+/// `CARGO_HOME=/usr/local/cargo`, a CI's `npm_config_cache`): with the caches in the home
+/// ([`TOOLCHAIN_CACHES_IN_HOME`]) writable for the code forge runs, so a validation that
+/// fetches a dependency can keep it. `(variable, the caches inside it; none: the directory
+/// itself)`.
+pub const TOOLCHAIN_CACHE_VARS: &[(&str, &[&str])] = &[
+    ("CARGO_HOME", CARGO_CACHES),
+    ("npm_config_cache", &[]),
+    ("NPM_CONFIG_CACHE", &[]),
+    ("PIP_CACHE_DIR", &[]),
+    ("GOMODCACHE", &[]),
+    ("GOCACHE", &[]),
+];
+
+/// The package caches `env` names (see [`TOOLCHAIN_CACHE_VARS`]), absolute paths only: a
+/// relative one would resolve against the work tree, which is writable anyway.
+pub fn toolchain_caches_named<'a>(
+    env: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<PathBuf> {
+    let mut caches: Vec<PathBuf> = Vec::new();
+    for (name, value) in env {
+        let Some((_, inside)) = TOOLCHAIN_CACHE_VARS.iter().find(|(var, _)| *var == name) else {
+            continue;
+        };
+        let dir = PathBuf::from(value);
+        if !dir.is_absolute() || dir.parent().is_none() {
+            continue;
+        }
+        if inside.is_empty() {
+            caches.push(dir);
+        } else {
+            caches.extend(inside.iter().map(|cache| dir.join(cache)));
+        }
+    }
+    caches.sort();
+    caches.dedup();
+    caches
+}
 
 /// The state a shipped CLI writes in the user's home when it has no home of its own, by
 /// the provider's name or the program's (`claude-code-acp` is claude's).
@@ -248,5 +303,49 @@ mod tests {
         check(&[("codex_home", "/r/x")], &[]);
         check(&[("CODEX_HOME", "relative/dir")], &[]);
         check(&[("XDG_CONFIG_HOME", "/home/u/.config")], &[]);
+    }
+
+    #[test]
+    fn package_caches_named_by_the_environment() {
+        let check = |env: &[(&str, &str)], want: &[&str]| {
+            let got = toolchain_caches_named(env.iter().copied());
+            let want: Vec<PathBuf> = want.iter().map(PathBuf::from).collect();
+            assert_eq!(got, want, "{env:?}");
+        };
+        check(
+            &[("CARGO_HOME", "/usr/local/cargo")],
+            &[
+                "/usr/local/cargo/.global-cache",
+                "/usr/local/cargo/.package-cache",
+                "/usr/local/cargo/.package-cache-mutate",
+                "/usr/local/cargo/git",
+                "/usr/local/cargo/registry",
+            ],
+        );
+        check(&[("npm_config_cache", "/ci/npm")], &["/ci/npm"]);
+        check(&[("NPM_CONFIG_CACHE", "/ci/npm")], &["/ci/npm"]);
+        check(&[("PIP_CACHE_DIR", "/ci/pip")], &["/ci/pip"]);
+        check(
+            &[("GOMODCACHE", "/ci/mod"), ("GOCACHE", "/ci/build")],
+            &["/ci/build", "/ci/mod"],
+        );
+        check(
+            &[
+                ("npm_config_cache", "/ci/npm"),
+                ("NPM_CONFIG_CACHE", "/ci/npm"),
+            ],
+            &["/ci/npm"],
+        );
+        // Look-alikes that must not open anything: cargo's other directories, relative
+        // paths, the root, variables of the same family that are no cache.
+        check(&[("CARGO_TARGET_DIR", "/ci/target")], &[]);
+        check(&[("CARGO_INSTALL_ROOT", "/usr/local")], &[]);
+        check(&[("RUSTUP_HOME", "/usr/local/rustup")], &[]);
+        check(&[("CARGO_HOME", "relative/cargo")], &[]);
+        check(&[("CARGO_HOME", "/")], &[]);
+        check(&[("PIP_CACHE_DIR", "")], &[]);
+        check(&[("cargo_home", "/c")], &[]);
+        check(&[("npm_config_prefix", "/usr/local")], &[]);
+        check(&[("GOPATH", "/go")], &[]);
     }
 }

@@ -108,11 +108,15 @@ pub fn fs_plan(confinement: &Confinement, facts: &FsFacts) -> Vec<Mount> {
         writable.push(dir.clone());
         mounts.push(Mount::WritableIfPresent(dir.clone()));
     }
-    if let Some(home) = facts.cli_home.as_ref().or(facts.home.as_ref()) {
-        for rel in &confinement.user_state {
-            writable.push(home.join(rel));
-            mounts.push(Mount::WritableIfPresent(home.join(rel)));
-        }
+    let state_home = facts.cli_home.as_ref().or(facts.home.as_ref());
+    for entry in &confinement.user_state {
+        let path = match state_home {
+            _ if entry.is_absolute() => entry.clone(),
+            Some(home) => home.join(entry),
+            None => continue,
+        };
+        writable.push(path.clone());
+        mounts.push(Mount::WritableIfPresent(path));
     }
     // A writable directory opened over a secret (a state directory configured as the home
     // itself) must not bring it back: those secrets are hidden again, last.

@@ -15,8 +15,8 @@ pub mod registries;
 pub mod settings;
 
 pub use confinement::{
-    Confinement, STATE_DIR_VARS, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess, bindable,
-    cli_state_in_home, paths_named, state_dirs_named,
+    Confinement, STATE_DIR_VARS, TOOLCHAIN_CACHE_VARS, TOOLCHAIN_CACHES_IN_HOME, WorkTreeAccess,
+    bindable, cli_state_in_home, paths_named, state_dirs_named, toolchain_caches_named,
 };
 pub use denial::{DenyReason, SandboxDenial, unreachable_lines};
 pub use egress::{EgressKey, EgressPlan, EgressRoute};

@@ -117,9 +117,9 @@ pub async fn board_events(
     Query(query): Query<BoardEventsQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let permissions = state
-        .composition
-        .permission_store()
-        .map(|store| PermissionFeed::new(store, None).into_stream());
+        .permissions
+        .as_ref()
+        .map(|watch| PermissionFeed::new(watch, None).into_stream());
     let guard = state.http.stream_opened();
     let cards = state.queue.is_some().then(|| card_messages(state, query));
     let stream: Messages = match (cards, permissions) {

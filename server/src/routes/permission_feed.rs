@@ -6,48 +6,49 @@
 //! `permission_decided` one when a request is no longer pending — their payload is the
 //! run's event's (`{"type", "request"}`), the request as `GET /v1/permissions` shows it.
 //!
-//! The requests are rows of a store that other processes write too (a queued task's
-//! worker, `permissions allow --queue` on another machine), and the store has no change
-//! feed: the stream reads the pending ones every [`POLL_MS`] on the server and sends
-//! only what changed, so the page gets events instead of polling itself.
+//! The store is read by one poller for every open stream ([`PermissionWatch`], every
+//! [`POLL_MS`](crate::permission_watch::POLL_MS)); each stream compares its readings with
+//! what it has sent and sends only what changed, so the page gets events instead of
+//! polling itself.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::response::sse::Event;
 use forge_domain::permission::{PermissionId, PermissionOwner, PermissionRequest};
-use forge_ports::PermissionRequests;
 use futures::Stream;
 use serde_json::json;
+use tokio::sync::watch;
 
 use super::permissions::request_json;
-
-/// How often the store is read: a request reaches the page within this.
-pub const POLL_MS: u64 = 500;
+use crate::permission_watch::{PermissionWatch, Reading};
 
 /// What a stream has sent of the store's requests.
 pub(crate) struct PermissionFeed {
-    store: Arc<dyn PermissionRequests>,
+    watch: Arc<PermissionWatch>,
+    readings: watch::Receiver<Reading>,
     /// Only this owner's requests (a task's page); every one when `None` (the board).
     owner: Option<PermissionOwner>,
     /// The requests sent as pending and not yet as decided.
     shown: BTreeSet<PermissionId>,
     pending: VecDeque<Event>,
-    /// Whether the first message (every pending request) was sent; the later reads are
-    /// [`POLL_MS`] apart.
-    started: bool,
+    /// Whether the current reading was handled (the next one is waited for).
+    looked: bool,
+    /// Whether the first message (every pending request) was sent.
+    first_sent: bool,
 }
 
 impl PermissionFeed {
-    pub(crate) fn new(store: Arc<dyn PermissionRequests>, owner: Option<PermissionOwner>) -> Self {
+    pub(crate) fn new(watch: &Arc<PermissionWatch>, owner: Option<PermissionOwner>) -> Self {
         Self {
-            store,
+            watch: Arc::clone(watch),
+            readings: watch.subscribe(),
             owner,
             shown: BTreeSet::new(),
             pending: VecDeque::new(),
-            started: false,
+            looked: false,
+            first_sent: false,
         }
     }
 
@@ -64,52 +65,49 @@ impl PermissionFeed {
             if let Some(event) = self.pending.pop_front() {
                 return event;
             }
-            if self.started {
-                tokio::time::sleep(Duration::from_millis(POLL_MS)).await;
-                self.read().await;
-            } else if self.read_first().await {
-                self.started = true;
+            if self.looked && self.readings.changed().await.is_err() {
+                // The poller is gone (it stops only when no stream watches): a new one.
+                self.readings = self.watch.subscribe();
+                self.looked = false;
+                continue;
+            }
+            self.looked = true;
+            let reading = self.readings.borrow_and_update().clone();
+            match reading {
+                Reading::NotYet => {}
+                Reading::Unreachable(message) => {
+                    let data = json!({"error": "permissions_unreachable", "message": message});
+                    self.pending
+                        .push_back(Event::default().event("error").data(data.to_string()));
+                }
+                Reading::Pending(listed) => {
+                    let mine: Vec<&PermissionRequest> = listed
+                        .iter()
+                        .filter(|r| self.owner.as_ref().is_none_or(|o| &r.owner == o))
+                        .collect();
+                    if self.first_sent {
+                        self.changed(&mine).await;
+                    } else {
+                        self.first(&mine);
+                    }
+                }
             }
         }
     }
 
-    /// The pending requests as the stream opens, in one message; false (an `error`
-    /// message sent instead) when the store could not be read.
-    async fn read_first(&mut self) -> bool {
-        match self.store.pending_permissions(self.owner.as_ref()).await {
-            Ok(listed) => {
-                self.shown = listed.iter().map(|r| r.id.clone()).collect();
-                let listed: Vec<_> = listed.iter().map(request_json).collect();
-                let data = json!({"permissions": listed});
-                self.pending
-                    .push_back(Event::default().event("permissions").data(data.to_string()));
-                true
-            }
-            Err(e) => {
-                self.unreachable(&e);
-                tokio::time::sleep(Duration::from_millis(POLL_MS)).await;
-                false
-            }
-        }
-    }
-
-    fn unreachable(&mut self, e: &forge_domain::ForgeError) {
-        let data = json!({"error": "permissions_unreachable", "message": e.to_string()});
+    /// The pending requests as the stream opens, in one message.
+    fn first(&mut self, listed: &[&PermissionRequest]) {
+        self.shown = listed.iter().map(|r| r.id.clone()).collect();
+        let listed: Vec<_> = listed.iter().map(|r| request_json(r)).collect();
+        let data = json!({"permissions": listed});
         self.pending
-            .push_back(Event::default().event("error").data(data.to_string()));
+            .push_back(Event::default().event("permissions").data(data.to_string()));
+        self.first_sent = true;
     }
 
-    /// Reads the pending requests once: the new ones are requested, those gone decided
-    /// (as the store has them now). A store that cannot be read is said once and tried
-    /// again at the next read.
-    async fn read(&mut self) {
-        let listed = match self.store.pending_permissions(self.owner.as_ref()).await {
-            Ok(listed) => listed,
-            Err(e) => {
-                self.unreachable(&e);
-                return;
-            }
-        };
+    /// A new reading: the new requests are requested, those gone decided (as the store has
+    /// them now; one it cannot tell of yet is asked again at the next change).
+    async fn changed(&mut self, listed: &[&PermissionRequest]) {
         let now: BTreeSet<&PermissionId> = listed.iter().map(|r| &r.id).collect();
         let gone: Vec<PermissionId> = self
             .shown
@@ -117,14 +115,14 @@ impl PermissionFeed {
             .filter(|id| !now.contains(id))
             .cloned()
             .collect();
-        for request in &listed {
+        for request in listed {
             if self.shown.insert(request.id.clone()) {
                 self.pending
                     .push_back(message("permission_requested", request));
             }
         }
         for id in gone {
-            match self.store.permission(&id).await {
+            match self.watch.store().permission(&id).await {
                 Ok(Some(request)) => {
                     self.shown.remove(&id);
                     self.pending
@@ -134,7 +132,7 @@ impl PermissionFeed {
                 Ok(None) => {
                     self.shown.remove(&id);
                 }
-                // Kept: asked again at the next read.
+                // Kept: asked again at the next change.
                 Err(_) => {}
             }
         }

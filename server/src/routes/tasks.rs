@@ -383,9 +383,9 @@ pub async fn events(
     let queue = queue(&state)?;
     find(&*queue, &id).await?;
     let (ended, end) = tokio::sync::oneshot::channel();
-    let permissions = state.composition.permission_store().map(|store| {
+    let permissions = state.permissions.as_ref().map(|watch| {
         let owner = forge_domain::permission::PermissionOwner::Task(id.clone());
-        PermissionFeed::new(store, Some(owner))
+        PermissionFeed::new(watch, Some(owner))
             .into_stream()
             .take_until(end)
     });
