@@ -515,7 +515,8 @@ async fn code_writes_the_package_caches_its_environment_names_and_nothing_else_t
     for want in ["wrote-registry", "locked-package-cache"] {
         assert!(code.contains(want), "{want} missing: {code}");
     }
-    assert!(!code.contains("wrote-config"), "{code}");
+    // What the script saw is no proof for a scene under /tmp (the private /tmp takes such a
+    // write): the real files are.
     assert_eq!(
         std::fs::read_to_string(cargo_home.join("config.toml")).unwrap(),
         "[build]"
@@ -526,10 +527,10 @@ async fn code_writes_the_package_caches_its_environment_names_and_nothing_else_t
     );
     std::fs::remove_file(cargo_home.join("registry/cache/page_size-0.6.0.crate")).unwrap();
     let agent = output(false).await;
-    assert!(!agent.contains("wrote-registry"), "{agent}");
     assert!(
         !cargo_home
             .join("registry/cache/page_size-0.6.0.crate")
-            .exists()
+            .exists(),
+        "{agent}"
     );
 }
