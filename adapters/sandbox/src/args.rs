@@ -5,12 +5,15 @@ use std::path::{Path, PathBuf};
 use forge_domain::ForgeError;
 use forge_domain::sandbox::Mount;
 
-/// What a path to hide is on this machine.
+/// What a path to mount or hide is on this machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathKind {
     Dir,
     File,
     Missing,
+    /// This user may not look (another user's home, root's `CARGO_HOME` under `runuser`).
+    /// bubblewrap's `-try` mounts skip a missing source, not this one: they are left out.
+    Unreachable,
 }
 
 /// The kind of `path` and where it really is (symlinks followed: `/var/run` is `/run`).
@@ -19,6 +22,7 @@ pub fn kind_of(path: &Path) -> (PathKind, PathBuf) {
     let kind = match std::fs::metadata(&real) {
         Ok(meta) if meta.is_dir() => PathKind::Dir,
         Ok(_) => PathKind::File,
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => PathKind::Unreachable,
         Err(_) => PathKind::Missing,
     };
     (kind, real)
@@ -58,6 +62,8 @@ pub fn bwrap_args(
     for mount in mounts {
         match mount {
             Mount::ReadOnly(p) if p == Path::new("/") => push(&mut out, &["--ro-bind", "/", "/"]),
+            Mount::ReadOnly(p) | Mount::WritableIfPresent(p)
+                if kind(p).0 == PathKind::Unreachable => {}
             Mount::ReadOnly(p) => {
                 let p = text(p)?;
                 push(&mut out, &["--ro-bind-try", p, p]);
@@ -85,7 +91,7 @@ pub fn bwrap_args(
                 match kind {
                     PathKind::Dir => push(&mut out, &["--tmpfs", text(&real)?]),
                     PathKind::File => push(&mut out, &["--ro-bind", "/dev/null", text(&real)?]),
-                    PathKind::Missing => {}
+                    PathKind::Missing | PathKind::Unreachable => {}
                 }
                 hidden.push(real);
             }
@@ -172,6 +178,35 @@ mod tests {
              --ro-bind-try /w/.gemini/settings.json /w/.gemini/settings.json \
              --ro-bind-try /w/.mcp.json /w/.mcp.json --ro-bind-try /w/.forgecode /w/.forgecode \
              --bind /w/.forgecode/runs/r/home /w/.forgecode/runs/r/home --chdir /w"
+        );
+    }
+
+    #[test]
+    fn a_mount_this_user_may_not_reach_is_left_out_and_a_missing_one_kept() {
+        let mounts = [
+            Mount::ReadOnly("/root/.cargo".into()),
+            Mount::WritableIfPresent("/root/.cargo/registry".into()),
+            Mount::ReadOnly("/home/u/.cargo".into()),
+            Mount::WritableIfPresent("/home/u/.cargo/registry".into()),
+        ];
+        let kind = |p: &Path| {
+            let k = if p.starts_with("/root") {
+                PathKind::Unreachable
+            } else {
+                PathKind::Missing
+            };
+            (k, p.to_path_buf())
+        };
+        let args = bwrap_args(&mounts, &kind, Path::new("/w"), false)
+            .unwrap()
+            .join(" ");
+        assert!(!args.contains("/root"), "{args}");
+        assert!(
+            args.contains(
+                "--ro-bind-try /home/u/.cargo /home/u/.cargo \
+                 --bind-try /home/u/.cargo/registry /home/u/.cargo/registry"
+            ),
+            "{args}"
         );
     }
 

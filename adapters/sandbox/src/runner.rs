@@ -165,14 +165,9 @@ impl SandboxedRunner {
         // The package caches code's environment puts outside the home (`CARGO_HOME`…):
         // writable when present, as those in the home are.
         if confinement.caches_from_env {
-            let named = toolchain_caches_named(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            // bubblewrap's `--bind-try` skips a missing path, not one this user may not reach
-            // (root's `CARGO_HOME` in a non-root user's environment): such a cache is left out.
-            confinement.user_state.extend(
-                named
-                    .into_iter()
-                    .filter(|cache| cache.try_exists().unwrap_or(false)),
-            );
+            confinement.user_state.extend(toolchain_caches_named(
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            ));
         }
         let confinement = settle(confinement)?;
         let home = self

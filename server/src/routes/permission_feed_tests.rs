@@ -14,7 +14,7 @@ use forge_testkit::permission_contract::{request, run, task};
 use serde_json::{Value, json};
 
 use crate::ServerParts;
-use crate::testing::{TestComposition, parts, serve};
+use crate::testing::{self, TestComposition, parts, serve};
 
 const TOKEN: &str = "s3cret";
 
@@ -119,14 +119,11 @@ async fn ask(store: &SqliteStore, id: &str, owner: forge_domain::permission::Per
 }
 
 async fn decide(server: &Server, id: &str, body: Value) {
-    let response = reqwest::Client::new()
+    let request = reqwest::Client::new()
         .post(format!("{}/v1/permissions/{id}", server.base))
         .bearer_auth(TOKEN)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+        .json(&body);
+    assert_eq!(testing::call(request).await.0, 200);
 }
 
 #[tokio::test]
@@ -187,13 +184,10 @@ async fn without_a_queue_the_board_stream_carries_the_requests_alone() {
 
     // Neither a queue nor a store: nothing to be live about.
     let bare = start(false, false).await;
-    let response = reqwest::Client::new()
+    let request = reqwest::Client::new()
         .get(format!("{}/v1/board/events", bare.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 404);
+        .bearer_auth(TOKEN);
+    assert_eq!(testing::call(request).await.0, 404);
 }
 
 #[tokio::test]
